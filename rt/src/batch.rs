@@ -1,0 +1,311 @@
+//! Batches: loop-scoped runs of slots, handed out as real `Box<T>`s.
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+
+use crate::class::{class_of, stride_of, CLASSES, NO_CLASS};
+use crate::config::FIRST_REFILL;
+use crate::global::is_active;
+use crate::growth::{default_growth, Growth};
+use crate::region::frame_base;
+use crate::reserve::{give_back, reserve, Reservation};
+use crate::span::read_link;
+
+/// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
+/// real `Box<T>` that can be moved to any thread, freed at any time, turned
+/// into `Box<dyn Trait>`, pinned, leaked or round-tripped through
+/// `Box::into_raw`.
+///
+/// ```
+/// use batch_alloc_rt::{Batch, BatchAlloc};
+///
+/// #[global_allocator]
+/// static GLOBAL: BatchAlloc = BatchAlloc::system();
+///
+/// let words = ["alpha", "beta", "gamma"];
+/// let mut batch = Batch::with_capacity(words.len());
+/// let boxes: Vec<Box<String>> = words.iter().map(|w| batch.alloc(w.to_string())).collect();
+/// drop(batch); // unused slots go back; the boxes live on
+/// assert_eq!(*boxes[1], "beta");
+/// ```
+///
+/// The fast path is a pointer bump, or a pop from a list of recycled slots:
+/// no atomic instruction, no thread-local lookup, no call. When the run is
+/// used up, one call reserves the next run from the current thread's heap.
+/// Nothing is reserved before the first `alloc`. When [`BatchAlloc`] is not
+/// the global allocator, or `T` is not batched (zero-sized, aligned past a
+/// page, larger than the largest size class), `alloc` is `Box::new`.
+///
+/// [`BatchAlloc`]: crate::BatchAlloc
+pub struct Batch<T> {
+    raw: RawBatch,
+    // A batch makes boxes of T but holds no T.
+    _boxes: PhantomData<fn(T) -> Box<T>>,
+}
+
+impl<T> Batch<T> {
+    /// A batch for a loop whose trip count is unknown: refills grow by the
+    /// [default growth policy](crate::set_default_growth).
+    pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// A batch for about `capacity` allocations. A hint, not a promise:
+    /// refills ask for what the hint says is still to come, and grow by the
+    /// batch's growth policy once it is used up.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Batch {
+            raw: RawBatch::with_capacity(capacity),
+            _boxes: PhantomData,
+        }
+    }
+
+    /// Sets how refills grow once the capacity hint is used up.
+    pub fn with_growth(mut self, growth: Growth) -> Self {
+        self.raw.growth = growth;
+        self
+    }
+
+    /// Moves `value` into a slot of this batch and returns it boxed.
+    #[inline]
+    pub fn alloc(&mut self, value: T) -> Box<T> {
+        match self.raw.pop(const { stride_of::<T>() }) {
+            // SAFETY: every slot of this batch's runs belongs to `T`'s class.
+            Some(slot) => unsafe { boxed(slot, value) },
+            None => self.raw.alloc_slow(value),
+        }
+    }
+}
+
+impl<T> Default for Batch<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> fmt::Debug for Batch<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Batch").field("raw", &self.raw).finish()
+    }
+}
+
+/// A batch whose slot type is fixed by its first allocation rather than by
+/// its own type, so that a loop can hold one without naming (or borrowing
+/// through) the boxed type. The `#[batch_alloc]` attribute declares these.
+#[doc(hidden)]
+pub struct RawBatch {
+    /// The run of fresh slots `[cur, end)`.
+    cur: *mut u8,
+    end: *mut u8,
+    /// Recycled slots, each linking the next by its offset in the frame.
+    list: *mut u8,
+    list_len: u32,
+    /// First byte of the frame of the current reservation; null if none.
+    base: *mut u8,
+    frame: u32,
+    /// Slots in the current reservation.
+    reserved: u32,
+    /// Size class of the current reservation's slots.
+    class: u8,
+    /// Never reserve again: allocation goes to `Box::new`.
+    fallback: bool,
+    growth: Growth,
+    /// Slots the trip-count hint still expects.
+    hint: usize,
+    /// Size of the last refill asked for without a hint.
+    last_want: usize,
+}
+
+// SAFETY: the pointers name slots reserved to this batch alone. Any thread
+// may hand them out, and ending the reservation on another thread returns
+// the unused ones through the span's remote list.
+unsafe impl Send for RawBatch {}
+// SAFETY: a shared reference gives access to nothing but `Debug`.
+unsafe impl Sync for RawBatch {}
+
+impl RawBatch {
+    /// A batch for about `capacity` allocations (0 when unknown).
+    pub fn with_capacity(capacity: usize) -> Self {
+        RawBatch {
+            cur: ptr::null_mut(),
+            end: ptr::null_mut(),
+            list: ptr::null_mut(),
+            list_len: 0,
+            base: ptr::null_mut(),
+            frame: 0,
+            reserved: 0,
+            class: NO_CLASS,
+            fallback: false,
+            growth: default_growth(),
+            hint: capacity,
+            last_want: 0,
+        }
+    }
+
+    /// Moves `value` into a slot of this batch and returns it boxed.
+    #[inline]
+    pub fn alloc<T>(&mut self, value: T) -> Box<T> {
+        if self.class == const { class_of::<T>() } {
+            if let Some(slot) = self.pop(const { stride_of::<T>() }) {
+                // SAFETY: the run's class is `T`'s class.
+                return unsafe { boxed(slot, value) };
+            }
+        }
+        self.alloc_slow(value)
+    }
+
+    /// The next slot of the current reservation.
+    #[inline(always)]
+    fn pop(&mut self, stride: usize) -> Option<NonNull<u8>> {
+        let slot = self.cur;
+        if slot != self.end {
+            self.cur = slot.wrapping_add(stride);
+            // SAFETY: a non-empty run starts at a slot, which is not null.
+            return Some(unsafe { NonNull::new_unchecked(slot) });
+        }
+        if self.list_len != 0 {
+            return Some(self.pop_list());
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn pop_list(&mut self) -> NonNull<u8> {
+        let slot = self.list;
+        self.list_len -= 1;
+        // SAFETY: a recycled slot of the reservation, linked when it was
+        // freed; the link of the last one is read but not followed.
+        let next = unsafe { read_link(slot) };
+        self.list = self.base.wrapping_add(next as usize);
+        // SAFETY: slots of a reservation are never null.
+        unsafe { NonNull::new_unchecked(slot) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow<T>(&mut self, value: T) -> Box<T> {
+        match self.refill(const { class_of::<T>() }, const { stride_of::<T>() }) {
+            // SAFETY: the refill reserved slots of `T`'s class.
+            Some(slot) => unsafe { boxed(slot, value) },
+            None => Box::new(value),
+        }
+    }
+
+    /// Ends the current reservation and reserves the next, of `class`.
+    #[inline(never)]
+    fn refill(&mut self, class: u8, stride: usize) -> Option<NonNull<u8>> {
+        if class == NO_CLASS || self.fallback {
+            return None;
+        }
+        self.settle();
+        if !is_active() {
+            self.fallback = true;
+            return None;
+        }
+        let want = self.next_want(class);
+        let Some(reservation) = reserve(class, want) else {
+            self.fallback = true;
+            return None;
+        };
+        let size = CLASSES[class as usize].size;
+        let base = frame_base(reservation.frame);
+        self.base = base;
+        self.frame = reservation.frame;
+        self.class = class;
+        self.reserved = reservation.slots(size);
+        self.list = base.wrapping_add(reservation.list_head as usize);
+        self.list_len = reservation.list_len;
+        self.cur = base.wrapping_add(reservation.bump_start as usize);
+        self.end = base.wrapping_add(reservation.bump_end as usize);
+        self.hint = self.hint.saturating_sub(self.reserved as usize);
+        self.pop(stride)
+    }
+
+    fn next_want(&mut self, class: u8) -> u32 {
+        let span_slots = CLASSES[class as usize].slots as usize;
+        let want = if self.hint > 0 {
+            self.hint
+        } else if self.last_want == 0 {
+            FIRST_REFILL
+        } else {
+            self.growth.next(self.last_want)
+        };
+        let want = want.clamp(1, span_slots);
+        self.last_want = want;
+        want as u32
+    }
+
+    /// Gives back the unused part of the current reservation.
+    #[inline(never)]
+    fn settle(&mut self) {
+        if self.base.is_null() {
+            return;
+        }
+        let offset = |p: *mut u8| (p.addr() - self.base.addr()) as u32;
+        let unused = Reservation {
+            frame: self.frame,
+            list_head: if self.list_len > 0 {
+                offset(self.list)
+            } else {
+                0
+            },
+            list_len: self.list_len,
+            bump_start: offset(self.cur),
+            bump_end: offset(self.end),
+        };
+        // SAFETY: the unused slots were never handed out and are still linked
+        // as the reservation handed them over.
+        unsafe { give_back(unused, self.reserved) };
+        self.base = ptr::null_mut();
+        self.cur = ptr::null_mut();
+        self.end = ptr::null_mut();
+        self.list = ptr::null_mut();
+        self.list_len = 0;
+        self.reserved = 0;
+    }
+}
+
+impl Drop for RawBatch {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.base.is_null() {
+            self.settle();
+        }
+    }
+}
+
+impl fmt::Debug for RawBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stride = match self.class {
+            NO_CLASS => 0,
+            class => CLASSES[class as usize].size as usize,
+        };
+        let run = match stride {
+            0 => 0,
+            s => (self.end.addr() - self.cur.addr()) / s,
+        };
+        f.debug_struct("RawBatch")
+            .field("ready_slots", &(run + self.list_len as usize))
+            .field("reserved", &self.reserved)
+            .field("hint", &self.hint)
+            .field("growth", &self.growth)
+            .field("fallback", &self.fallback)
+            .finish()
+    }
+}
+
+/// Moves `value` into `slot` and boxes it.
+///
+/// # Safety
+/// - `slot` is a slot of `T`'s class (large and aligned enough for `T`),
+///   reserved to the caller and never handed out before.
+#[inline(always)]
+unsafe fn boxed<T>(slot: NonNull<u8>, value: T) -> Box<T> {
+    let slot = slot.cast::<T>().as_ptr();
+    // SAFETY: the slot fits and aligns `T` and nobody else uses it.
+    unsafe { slot.write(value) };
+    // SAFETY: the slot now holds a `T`, and `BatchAlloc::dealloc` (the
+    // global allocator, or this batch would not have reserved) frees it.
+    unsafe { Box::from_raw(slot) }
+}

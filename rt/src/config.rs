@@ -1,0 +1,69 @@
+//! Every tunable constant of the allocator, in one place.
+//!
+//! Page size, span size and the limits on cached memory are read by the
+//! size-class generator and the region at compile time, so changing one of
+//! them here re-derives everything else. Under Miri everything shrinks so that
+//! the slow paths (refills, full spans, recycling) run within a few hundred
+//! allocations.
+
+/// log2 of the page size: 8 KiB pages, as the Go runtime uses.
+#[cfg(not(miri))]
+pub const PAGE_SHIFT: u32 = 13;
+#[cfg(miri)]
+pub const PAGE_SHIFT: u32 = 9;
+
+/// Bytes in a page.
+pub const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
+
+/// log2 of the pages in a frame. A frame is the unit the reserved region is
+/// cut into and the largest span; a span starts at its frame's first byte.
+pub const FRAME_PAGES_SHIFT: u32 = 3;
+
+/// Pages in a frame.
+pub const FRAME_PAGES: usize = 1 << FRAME_PAGES_SHIFT;
+
+/// log2 of the frame size.
+pub const FRAME_SHIFT: u32 = PAGE_SHIFT + FRAME_PAGES_SHIFT;
+
+/// Bytes in a frame (64 KiB; 4 KiB under Miri).
+pub const FRAME_SIZE: usize = 1 << FRAME_SHIFT;
+
+/// The fewest pages a span may have. The size-class generator starts here and
+/// adds pages until the tail a span cannot use is at most an eighth of it.
+/// Equal to [`FRAME_PAGES`], so every span fills its frame: batches get long
+/// runs of slots from a single refill.
+pub const MIN_SPAN_PAGES: usize = FRAME_PAGES;
+
+/// The largest object a batch serves; anything larger takes `Box::new`.
+pub const MAX_SMALL_SIZE: usize = if FRAME_SIZE / 16 < 4096 {
+    FRAME_SIZE / 16
+} else {
+    4096
+};
+
+/// Bytes of address space reserved for frames. Only what spans touch becomes
+/// resident; the rest costs page-table entries at most.
+#[cfg(not(miri))]
+pub const REGION_BYTES: usize = 64 << 30;
+#[cfg(miri)]
+pub const REGION_BYTES: usize = 1 << 20;
+
+/// The smallest region worth having: reservation retries with halved sizes
+/// down to this (for processes under a small `ulimit -v`).
+pub const MIN_REGION_BYTES: usize = 64 << 20;
+
+/// Frames made readable and writable at once as the region's high-water mark
+/// grows (4 MiB). Commits extend one mapping, so the process's map count
+/// stays constant.
+pub const COMMIT_FRAMES: usize = 64;
+
+/// Empty spans a thread keeps ready before handing more back to the shared
+/// pool: enough for a loop that allocates and drops to stay on one span.
+pub const HEAP_EMPTY_SPANS: u32 = 2;
+
+/// Empty frames the shared pool keeps resident; frames released past this
+/// are given back to the OS (4 MiB).
+pub const POOL_RESIDENT_FRAMES: usize = 64;
+
+/// Slots asked for by the first refill of a batch with no trip-count hint.
+pub const FIRST_REFILL: usize = 8;

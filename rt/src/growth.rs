@@ -1,0 +1,129 @@
+//! How refills grow when a loop's trip count is unknown.
+
+use crate::sync::Ordering;
+use core::sync::atomic::AtomicU8;
+
+/// How a batch sizes its next refill once its trip-count hint is used up
+/// (`while`, `while let` and `loop`, or a `for` loop whose iterator's
+/// `size_hint` lower bound was too low).
+///
+/// A refill never asks for more than one span holds, so growth only matters
+/// below that; see the policy measurements in the repository for the
+/// trade-off between refill calls and slots reserved but never used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Growth {
+    /// Twice the previous refill.
+    #[default]
+    Double,
+    /// Twice the previous refill up to 256 slots; past that, `1 + k/16` times
+    /// it, with `k` falling from 16 by one per doubling of size down to 2
+    /// (x1.125): the smooth decay proposed for Go's `growslice`.
+    Smooth,
+    /// The golden ratio (x1.618).
+    Golden,
+}
+
+/// Refill size past which [`Growth::Smooth`] starts to slow down.
+const SMOOTH_THRESHOLD: usize = 256;
+
+impl Growth {
+    /// The refill size that follows one of `previous` slots.
+    pub fn next(self, previous: usize) -> usize {
+        let previous = previous.max(1);
+        let next = match self {
+            Growth::Double => previous.saturating_mul(2),
+            Growth::Golden => previous.saturating_mul(1618) / 1000,
+            Growth::Smooth => {
+                if previous < SMOOTH_THRESHOLD {
+                    previous * 2
+                } else {
+                    let doublings = (previous / SMOOTH_THRESHOLD).ilog2() as usize;
+                    let k = 16usize.saturating_sub(doublings).max(2);
+                    previous.saturating_add(previous * k / 16)
+                }
+            }
+        };
+        next.max(previous + 1)
+    }
+
+    fn to_u8(self) -> u8 {
+        match self {
+            Growth::Double => 0,
+            Growth::Smooth => 1,
+            Growth::Golden => 2,
+        }
+    }
+
+    fn from_u8(n: u8) -> Growth {
+        match n {
+            1 => Growth::Smooth,
+            2 => Growth::Golden,
+            _ => Growth::Double,
+        }
+    }
+}
+
+static DEFAULT_GROWTH: AtomicU8 = AtomicU8::new(0);
+
+/// Sets the growth policy of batches made from now on without one of their
+/// own (the macro's batches among them).
+pub fn set_default_growth(growth: Growth) {
+    DEFAULT_GROWTH.store(growth.to_u8(), Ordering::Relaxed);
+}
+
+/// The growth policy new batches get.
+pub fn default_growth() -> Growth {
+    Growth::from_u8(DEFAULT_GROWTH.load(Ordering::Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(growth: Growth, steps: usize) -> Vec<usize> {
+        let mut out = vec![8];
+        for _ in 0..steps {
+            out.push(growth.next(*out.last().unwrap()));
+        }
+        out
+    }
+
+    #[test]
+    fn double_doubles() {
+        assert_eq!(sizes(Growth::Double, 4), [8, 16, 32, 64, 128]);
+    }
+
+    #[test]
+    fn golden_grows_by_the_golden_ratio() {
+        assert_eq!(sizes(Growth::Golden, 4), [8, 12, 19, 30, 48]);
+        assert_eq!(Growth::Golden.next(1000), 1618);
+    }
+
+    #[test]
+    fn smooth_doubles_then_decays_to_an_eighth() {
+        assert_eq!(Growth::Smooth.next(128), 256);
+        assert_eq!(Growth::Smooth.next(256), 512); // k = 16
+        assert_eq!(Growth::Smooth.next(512), 512 + 512 * 15 / 16);
+        assert_eq!(Growth::Smooth.next(1024), 1024 + 1024 * 14 / 16);
+        let huge = 256 << 20;
+        assert_eq!(Growth::Smooth.next(huge), huge + huge / 8);
+        // Factors never rise as sizes grow.
+        let mut previous_factor = f64::INFINITY;
+        let mut size = 256;
+        while size < 1 << 30 {
+            let factor = Growth::Smooth.next(size) as f64 / size as f64;
+            assert!(factor <= previous_factor + 1e-9, "{size}: {factor}");
+            previous_factor = factor;
+            size *= 2;
+        }
+    }
+
+    #[test]
+    fn every_policy_grows() {
+        for growth in [Growth::Double, Growth::Smooth, Growth::Golden] {
+            for n in [0, 1, 2, 3, 100, usize::MAX / 2] {
+                assert!(growth.next(n) > n.min(usize::MAX - 1), "{growth:?} {n}");
+            }
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! Per-thread heaps: the owner side of spans.
+//!
+//! A thread gets a heap at its first refill. The heap's record is allocated
+//! once and never freed: exited threads hand theirs back for reuse, so a
+//! stale pointer to a record is never dangling, and `stats()` can walk every
+//! record at any time. The thread-local that names the current record has a
+//! `const` initialiser and no destructor, so `dealloc` may read it at any
+//! point of a thread's life, including other thread-locals' destructors. A
+//! second thread-local with a destructor, registered at the first refill,
+//! retires the heap when the thread exits: its spans are released or
+//! abandoned, and frees that arrive later still work.
+
+use core::cell::{Cell, UnsafeCell};
+use core::ptr;
+
+use crate::class::{CLASSES, NUM_CLASSES};
+use crate::config::HEAP_EMPTY_SPANS;
+use crate::region::{self, frame_base};
+use crate::remote::{self, Take};
+use crate::span::{read_link, write_link, Span, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+/// Cumulative counters of one heap. Each is written by its heap's thread
+/// alone, with a plain load and store (no read-modify-write instruction),
+/// and read by `stats()` from anywhere.
+#[derive(Default)]
+pub(crate) struct Counters {
+    /// Boxes handed out from batch runs.
+    pub batched_boxes: AtomicU64,
+    /// Refills served.
+    pub reserve_calls: AtomicU64,
+    /// Slots reserved to batches.
+    pub reserved_slots: AtomicU64,
+    /// Slots whose reservation ended (handed out or given back).
+    pub settled_slots: AtomicU64,
+}
+
+impl Counters {
+    fn bump(counter: &AtomicU64, by: u64) {
+        counter.store(
+            counter.load(Ordering::Relaxed).wrapping_add(by),
+            Ordering::Relaxed,
+        );
+    }
+
+    fn read(&self) -> [u64; 4] {
+        [
+            self.batched_boxes.load(Ordering::Relaxed),
+            self.reserve_calls.load(Ordering::Relaxed),
+            self.reserved_slots.load(Ordering::Relaxed),
+            self.settled_slots.load(Ordering::Relaxed),
+        ]
+    }
+}
+
+/// Counters of exited threads, and of threads that settle a batch without
+/// having a heap.
+static RETIRED: [AtomicU64; 4] = [
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+];
+
+/// The two queues of spans of one class in a heap: intrusive doubly linked
+/// lists through `SpanLocal::{prev, next}`, holding frame index + 1.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct ClassQueues {
+    pub avail: u32,
+    pub full: u32,
+}
+
+/// A heap's owner-only state.
+pub(crate) struct HeapLocal {
+    pub queues: [ClassQueues; NUM_CLASSES],
+    /// Empty spans kept on avail queues (at most [`HEAP_EMPTY_SPANS`]).
+    pub empty_spans: u32,
+}
+
+/// A heap, as other threads and `stats()` see it.
+pub(crate) struct HeapRecord {
+    /// Next record in the registry; set before the record is published.
+    next: AtomicPtr<HeapRecord>,
+    /// Claimed by a live thread.
+    in_use: AtomicBool,
+    /// Stack of spans that remote frees took off the full queue: frame
+    /// index + 1, linked through `Span::mail_next`.
+    pub mailbox: AtomicU32,
+    pub counters: Counters,
+    local: UnsafeCell<HeapLocal>,
+}
+
+// SAFETY: shared fields are atomics; `local` is touched only by the thread
+// that claimed the record (handed over by `in_use`'s release and acquire).
+unsafe impl Sync for HeapRecord {}
+
+impl HeapRecord {
+    /// The owner-only state.
+    ///
+    /// # Safety
+    /// - The caller is the thread that claimed this record.
+    /// - No other reference returned by this method is live.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn local(&self) -> &mut HeapLocal {
+        // SAFETY: exclusive access is the caller's contract.
+        unsafe { &mut *self.local.get() }
+    }
+}
+
+/// Every record ever made, newest first.
+static REGISTRY: AtomicPtr<HeapRecord> = AtomicPtr::new(ptr::null_mut());
+
+thread_local! {
+    static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(ptr::null_mut()) };
+    static EXITED: Cell<bool> = const { Cell::new(false) };
+    static EXIT_GUARD: ExitGuard = const { ExitGuard };
+}
+
+struct ExitGuard;
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        retire_current();
+    }
+}
+
+/// This thread's heap record, or null before its first refill and after it
+/// exits. Safe in the allocator path at any point of a thread's life.
+#[inline(always)]
+pub(crate) fn current() -> *mut HeapRecord {
+    CURRENT.try_with(Cell::get).unwrap_or(ptr::null_mut())
+}
+
+/// This thread's heap, made on first use. `None` once the thread is exiting
+/// or when the region cannot be reserved.
+pub(crate) fn current_or_init() -> Option<&'static HeapRecord> {
+    let heap = current();
+    if !heap.is_null() {
+        // SAFETY: records are never freed.
+        return Some(unsafe { &*heap });
+    }
+    init_current()
+}
+
+#[cold]
+fn init_current() -> Option<&'static HeapRecord> {
+    if EXITED.try_with(Cell::get).unwrap_or(true) || !region::ensure_ready() {
+        return None;
+    }
+    // Registering the guard may allocate; do it before any span is touched.
+    EXIT_GUARD.try_with(|_| ()).ok()?;
+    let record = claim_record();
+    CURRENT.set(record as *const HeapRecord as *mut HeapRecord);
+    Some(record)
+}
+
+fn claim_record() -> &'static HeapRecord {
+    let mut record = REGISTRY.load(Ordering::Acquire);
+    while !record.is_null() {
+        // SAFETY: records are never freed.
+        let r = unsafe { &*record };
+        if !r.in_use.load(Ordering::Relaxed)
+            && r.in_use
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            return r;
+        }
+        record = r.next.load(Ordering::Relaxed);
+    }
+    let fresh: &'static HeapRecord = Box::leak(Box::new(HeapRecord {
+        next: AtomicPtr::new(ptr::null_mut()),
+        in_use: AtomicBool::new(true),
+        mailbox: AtomicU32::new(0),
+        counters: Counters::default(),
+        local: UnsafeCell::new(HeapLocal {
+            queues: [ClassQueues::default(); NUM_CLASSES],
+            empty_spans: 0,
+        }),
+    }));
+    let mut head = REGISTRY.load(Ordering::Relaxed);
+    loop {
+        fresh.next.store(head, Ordering::Relaxed);
+        let new = fresh as *const HeapRecord as *mut HeapRecord;
+        match REGISTRY.compare_exchange_weak(head, new, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return fresh,
+            Err(seen) => head = seen,
+        }
+    }
+}
+
+/// Calls `f` on every heap record, live or idle.
+pub(crate) fn for_each_record(mut f: impl FnMut(&HeapRecord)) {
+    let mut record = REGISTRY.load(Ordering::Acquire);
+    while !record.is_null() {
+        // SAFETY: records are never freed.
+        let r = unsafe { &*record };
+        f(r);
+        record = r.next.load(Ordering::Relaxed);
+    }
+}
+
+/// Sums of all counters: `[batched_boxes, reserve_calls, reserved_slots,
+/// settled_slots]`.
+pub(crate) fn counter_totals() -> [u64; 4] {
+    let mut totals = [0u64; 4];
+    for (t, r) in totals.iter_mut().zip(&RETIRED) {
+        *t = r.load(Ordering::Relaxed);
+    }
+    for_each_record(|r| {
+        for (t, c) in totals.iter_mut().zip(r.counters.read()) {
+            *t = t.wrapping_add(c);
+        }
+    });
+    totals
+}
+
+/// Counts a refill on this thread's heap.
+pub(crate) fn count_reserve(heap: &HeapRecord, slots: u32) {
+    Counters::bump(&heap.counters.reserve_calls, 1);
+    Counters::bump(&heap.counters.reserved_slots, slots as u64);
+}
+
+/// Counts the end of a reservation of `reserved` slots of which `unused`
+/// went back, on whichever thread ends it.
+pub(crate) fn count_settled(heap: *mut HeapRecord, reserved: u32, unused: u32) {
+    let handed = (reserved - unused) as u64;
+    if heap.is_null() {
+        RETIRED[0].fetch_add(handed, Ordering::Relaxed);
+        RETIRED[3].fetch_add(reserved as u64, Ordering::Relaxed);
+    } else {
+        // SAFETY: records are never freed; this thread owns `heap`.
+        let counters = unsafe { &(*heap).counters };
+        Counters::bump(&counters.batched_boxes, handed);
+        Counters::bump(&counters.settled_slots, reserved as u64);
+    }
+}
+
+// ---- class queues ----
+
+fn queue_head(local: &mut HeapLocal, class: u8, queue: u8) -> &mut u32 {
+    let queues = &mut local.queues[class as usize];
+    match queue {
+        QUEUE_AVAIL => &mut queues.avail,
+        _ => &mut queues.full,
+    }
+}
+
+/// Puts a span at the front of one of its class's queues.
+///
+/// # Safety
+/// - This thread owns the span, which is on no queue, and holds no
+///   reference from `Span::local` for it or its new neighbour.
+pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
+    // SAFETY: the caller owns the span and holds no reference to its state.
+    let sl = unsafe { region::span(frame).local() };
+    let head = queue_head(local, sl.class, queue);
+    sl.queue = queue;
+    sl.prev = 0;
+    sl.next = *head;
+    if *head != 0 {
+        // SAFETY: the neighbour is another span of this heap.
+        unsafe { region::span(*head - 1).local().prev = frame + 1 };
+    }
+    *head = frame + 1;
+}
+
+/// Takes a span off whichever queue holds it.
+///
+/// # Safety
+/// - This thread owns the span and holds no reference from `Span::local`
+///   for it or its neighbours.
+pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: u32) {
+    // SAFETY: the caller owns the span and holds no reference to its state.
+    let sl = unsafe { region::span(frame).local() };
+    let (prev, next, queue) = (sl.prev, sl.next, sl.queue);
+    sl.queue = QUEUE_NONE;
+    sl.prev = 0;
+    sl.next = 0;
+    if prev != 0 {
+        // SAFETY: the neighbour is another span of this heap.
+        unsafe { region::span(prev - 1).local().next = next };
+    } else if queue != QUEUE_NONE {
+        *queue_head(local, sl.class, queue) = next;
+    }
+    if next != 0 {
+        // SAFETY: the neighbour is another span of this heap.
+        unsafe { region::span(next - 1).local().prev = prev };
+    }
+}
+
+/// Moves a span between its class's queues.
+///
+/// # Safety
+/// - As for [`unlink`].
+pub(crate) unsafe fn move_to(local: &mut HeapLocal, frame: u32, queue: u8) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        unlink(local, frame);
+        push_front(local, frame, queue);
+    }
+}
+
+// ---- slots coming back to the owner ----
+
+/// Splices a remote list of `n` slots starting at `head` onto the span's
+/// free list and stops counting them as used. Owner only.
+///
+/// # Safety
+/// - This thread owns the span, the list was just taken from its remote
+///   word, and no reference from `Span::local` for it is live.
+pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
+    if n == 0 {
+        return;
+    }
+    // SAFETY: the caller owns the span and holds no reference to its state.
+    let sl = unsafe { span.local() };
+    if sl.free_count != 0 {
+        let base = frame_base(frame);
+        let mut tail = head;
+        for _ in 1..n {
+            // SAFETY: the list's slots are free slots of this span whose
+            // links the take's acquire made visible.
+            tail = unsafe { read_link(base.wrapping_add(tail as usize)) };
+        }
+        // SAFETY: the tail is a free slot of this span, now the owner's.
+        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head) };
+    }
+    sl.free_head = head;
+    sl.free_count += n;
+    span.add_used(-(n as i64));
+}
+
+/// Takes every span that remote frees put in the mailbox off the full
+/// queue, collecting what was freed. Owner only.
+pub(crate) fn drain_mailbox(heap: &HeapRecord, local: &mut HeapLocal) {
+    if heap.mailbox.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let mut top = heap.mailbox.swap(0, Ordering::Acquire);
+    while top != 0 {
+        let frame = top - 1;
+        let span = region::span(frame);
+        top = span.mail_next.load(Ordering::Relaxed);
+        // The pusher has linked the span in; let it finish clearing
+        // NOTIFYING so that re-arming cannot start a second notification.
+        remote::quiesce(span);
+        // SAFETY: spans in the mailbox belong to this heap.
+        let in_full = unsafe { span.local().queue } == QUEUE_FULL;
+        let (head, n) = remote::take(
+            span,
+            Take {
+                from_mailbox: true,
+                arm_if_empty: in_full,
+            },
+        );
+        // SAFETY: this thread owns the span; no local reference is live.
+        unsafe {
+            merge_remote(frame, span, head, n);
+            if n != 0 && in_full {
+                move_to(local, frame, QUEUE_AVAIL);
+            }
+        }
+        if span.used.load(Ordering::Relaxed) == 0 {
+            span_emptied(local, frame, span);
+        }
+    }
+}
+
+/// A span on this heap has no slot out: keep it, reset for contiguous runs,
+/// or give it back to the pool. Owner only.
+pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
+    // A span in the mailbox must stay until the owner drains it.
+    let in_mailbox = span.remote.load(Ordering::Relaxed) & remote::IN_MAILBOX != 0;
+    // SAFETY: the span belongs to this heap; no other local reference is live.
+    let sl = unsafe { span.local() };
+    if sl.kept_empty || in_mailbox || local.empty_spans < HEAP_EMPTY_SPANS {
+        sl.bump = 0;
+        sl.free_count = 0;
+        if !sl.kept_empty {
+            sl.kept_empty = true;
+            local.empty_spans += 1;
+        }
+        if sl.queue == QUEUE_FULL {
+            // SAFETY: as above; `sl` is not used past this point.
+            unsafe { move_to(local, frame, QUEUE_AVAIL) };
+        }
+        return;
+    }
+    // SAFETY: as above; `sl` is not used past this point.
+    unsafe {
+        unlink(local, frame);
+        release(frame, span);
+    }
+}
+
+/// Returns a span with nothing out to the pool.
+///
+/// # Safety
+/// - The caller holds the span alone, no slot is out, it is on no queue and
+///   no freer is notifying.
+pub(crate) unsafe fn release(frame: u32, span: &Span) {
+    // SAFETY: the caller holds the span alone.
+    let class = unsafe { span.local().class };
+    // SAFETY: forwarded contract.
+    unsafe { region::release_frame(frame, CLASSES[class as usize].span_bytes()) };
+}
+
+/// After a local free or give-back: the span may have left the full queue or
+/// become empty. Owner only.
+#[cold]
+pub(crate) fn after_local_free(heap: &HeapRecord, frame: u32, span: &Span) {
+    // SAFETY: this thread owns the heap (the span's owner is its record) and
+    // the caller holds no reference to its state.
+    let local = unsafe { heap.local() };
+    // SAFETY: as above, for the span.
+    if unsafe { span.local().queue } == QUEUE_FULL {
+        // SAFETY: as above.
+        unsafe { move_to(local, frame, QUEUE_AVAIL) };
+    }
+    if span.used.load(Ordering::Relaxed) == 0 {
+        span_emptied(local, frame, span);
+    }
+}
+
+// ---- thread exit ----
+
+fn retire_current() {
+    let heap = current();
+    let _ = EXITED.try_with(|e| e.set(true));
+    if heap.is_null() {
+        return;
+    }
+    // SAFETY: records are never freed; this thread owns it and nothing else
+    // of this thread touches it while the guard runs.
+    let record = unsafe { &*heap };
+    // SAFETY: as above.
+    let local = unsafe { record.local() };
+    drain_mailbox(record, local);
+    for class in 0..NUM_CLASSES {
+        let queues = local.queues[class];
+        for first in [queues.avail, queues.full] {
+            let mut next = first;
+            while next != 0 {
+                let frame = next - 1;
+                let span = region::span(frame);
+                // SAFETY: the span belongs to this heap.
+                next = unsafe { span.local().next };
+                retire_span(frame, span);
+            }
+        }
+        local.queues[class] = ClassQueues::default();
+    }
+    local.empty_spans = 0;
+    record.mailbox.store(0, Ordering::Relaxed);
+    for (retired, count) in RETIRED.iter().zip(record.counters.read()) {
+        retired.fetch_add(count, Ordering::Relaxed);
+    }
+    for counter in [
+        &record.counters.batched_boxes,
+        &record.counters.reserve_calls,
+        &record.counters.reserved_slots,
+        &record.counters.settled_slots,
+    ] {
+        counter.store(0, Ordering::Relaxed);
+    }
+    let _ = CURRENT.try_with(|c| c.set(ptr::null_mut()));
+    // Release: the next thread to claim the record sees it clean, and sees
+    // every span of this heap disowned.
+    record.in_use.store(false, Ordering::Release);
+}
+
+/// Leaves a span consistent for a world without its owner: released if
+/// nothing is out, otherwise abandoned to the frees still to come.
+fn retire_span(frame: u32, span: &Span) {
+    remote::disarm(span);
+    // SAFETY: the span belongs to this exiting heap.
+    unsafe {
+        let sl = span.local();
+        sl.queue = QUEUE_NONE;
+        sl.prev = 0;
+        sl.next = 0;
+        sl.kept_empty = false;
+    }
+    span.owner.store(ptr::null_mut(), Ordering::Relaxed);
+    if remote::abandon(span) {
+        // SAFETY: every slot is free and nobody notifies a disarmed span.
+        unsafe { release(frame, span) };
+    }
+}

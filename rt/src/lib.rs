@@ -1,0 +1,76 @@
+//! The runtime of [batch-alloc]: spans of individually freeable slots behind a
+//! global-allocator wrapper. Use it through the `batch-alloc` crate.
+//!
+//! # Glossary
+//!
+//! - **region**: one range of address space the runtime reserves at first
+//!   use. A pointer is a batch slot exactly when it lies inside it, which
+//!   `dealloc` checks with one comparison before reading anything else.
+//! - **frame**: the region is cut into frames of 64 KiB (8 pages of 8 KiB).
+//!   Each frame's metadata lives in an array beside the frames, not in it.
+//! - **span**: a frame assigned to one size class and one owner heap, cut
+//!   into equal slots from its first byte.
+//! - **slot**: room for one object. Handed out in a `Box<T>`, a slot is
+//!   freed by the global allocator's `dealloc` like any box.
+//! - **size class**: one of the slot sizes (8 B to 4 KiB); see
+//!   [`size_classes`].
+//! - **batch**: a loop-scoped [`Batch`] holding a run of slots reserved from
+//!   one span; allocation is a pointer bump or a list pop.
+//! - **reservation** (refill): one call that hands a batch up to the slots it
+//!   asked for, or the rest of the span when little would remain.
+//! - **heap**: per-thread owner state: queues of spans by class, a mailbox,
+//!   counters.
+//! - **owner thread**: the thread whose heap holds a span; it frees into the
+//!   span's own free list with no atomic instruction.
+//! - **remote free**: a free on any other thread: one compare-and-swap onto
+//!   the span's remote list, which the owner takes back in one exchange.
+//! - **abandoned span**: a span whose owner thread exited while boxes from it
+//!   were alive. Frees still work; the last one returns the span to the pool.
+//! - **pool**: empty frames shared by all threads; past a limit their memory
+//!   goes back to the operating system.
+//!
+//! [batch-alloc]: https://docs.rs/batch-alloc
+
+mod batch;
+mod class;
+mod config;
+mod fatal;
+mod free;
+mod global;
+mod growth;
+mod heap;
+mod os;
+mod region;
+mod remote;
+mod reserve;
+mod span;
+mod stats;
+mod sync;
+
+pub use batch::{Batch, RawBatch};
+pub use class::SizeClass;
+pub use global::{is_active, BatchAlloc};
+pub use growth::{default_growth, set_default_growth, Growth};
+pub use stats::{stats, Stats};
+
+/// The size classes batches serve, smallest first.
+pub fn size_classes() -> &'static [SizeClass] {
+    &class::CLASSES
+}
+
+/// The size classes without the rule that grows each class to fill its span,
+/// for comparing the two tables.
+#[doc(hidden)]
+pub fn size_classes_before_growth() -> Vec<SizeClass> {
+    let (table, len) = class::build_table(false);
+    table[..len].to_vec()
+}
+
+/// Constants the allocator is built with.
+pub mod limits {
+    pub use crate::config::{FRAME_SIZE, MAX_SMALL_SIZE, PAGE_SIZE};
+}
+
+#[cfg(test)]
+#[global_allocator]
+static GLOBAL: BatchAlloc = BatchAlloc::system();

@@ -1,0 +1,235 @@
+//! The remote word: how slots freed by other threads get back to a span.
+//!
+//! Each span has one 64-bit atomic word:
+//!
+//! ```text
+//! bits  0..32  head: offset of the first slot on the remote list
+//! bits 32..56  count: slots on the remote list (or, once abandoned, slots
+//!              freed since the last collection)
+//! bit  56      ARMED: the span sits on its owner's full queue; the next
+//!              remote free must tell the owner
+//! bit  57      NOTIFYING: a freer is putting the span in the owner's
+//!              mailbox; the owner's heap must stay alive until it clears
+//! bit  58      IN_MAILBOX: the span is linked in its owner's mailbox and
+//!              must not leave the heap until the owner takes it out
+//! bit  59      ABANDONED: the owner thread exited; frees only count, and the
+//!              free that brings count up to `used` reclaims the span
+//! ```
+//!
+//! A freer pushes its slot (and possibly takes ARMED, setting NOTIFYING and
+//! IN_MAILBOX) with one compare-and-swap; the owner takes the whole list with
+//! one. Because head, count and flags change together, no state is seen
+//! half-updated and no separate lock is needed.
+
+use crate::span::{write_link, Span};
+use crate::sync::{backoff, Ordering};
+
+const HEAD_MASK: u64 = 0xFFFF_FFFF;
+const COUNT_ONE: u64 = 1 << 32;
+const COUNT_MASK: u64 = 0x00FF_FFFF << 32;
+pub(crate) const ARMED: u64 = 1 << 56;
+pub(crate) const NOTIFYING: u64 = 1 << 57;
+pub(crate) const IN_MAILBOX: u64 = 1 << 58;
+pub(crate) const ABANDONED: u64 = 1 << 59;
+
+/// Offset of the first slot on the remote list.
+#[inline]
+pub(crate) fn head(word: u64) -> u32 {
+    (word & HEAD_MASK) as u32
+}
+
+/// Slots on the remote list.
+#[inline]
+pub(crate) fn count(word: u64) -> u32 {
+    ((word & COUNT_MASK) >> 32) as u32
+}
+
+/// What a remote free leaves for its caller to do.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Nothing more.
+    Done,
+    /// The span was armed: put it in the owner's mailbox, then clear
+    /// NOTIFYING.
+    Notify,
+    /// The span was abandoned and this free was its last slot: reclaim it.
+    Reclaim,
+}
+
+/// Pushes a chain of `n` free slots onto the span's remote list: `first` is
+/// the chain's first slot (offset `first_offset`), `last` its last slot,
+/// whose link this function writes. Earlier links of the chain are the
+/// caller's.
+///
+/// # Safety
+/// - The chain's slots belong to `span`, are out of it (counted in `used`),
+///   and are owned by the caller, who gives them up.
+/// - `last` has provenance over its slot.
+pub(crate) unsafe fn push_chain(span: &Span, first_offset: u32, last: *mut u8, n: u32) -> Pushed {
+    let add = COUNT_ONE * n as u64;
+    let mut word = span.remote.load(Ordering::Relaxed);
+    loop {
+        let new = if word & ABANDONED != 0 {
+            word + add
+        } else {
+            // SAFETY: the slot is the caller's to give; nobody reads the
+            // link until the compare-and-swap below publishes it.
+            unsafe { write_link(last, head(word)) };
+            let mut new = ((word & !HEAD_MASK) + add) | first_offset as u64;
+            if word & ARMED != 0 {
+                new = (new & !ARMED) | NOTIFYING | IN_MAILBOX;
+            }
+            new
+        };
+        debug_assert!(count(new) >= count(word), "remote count overflow");
+        // Release: the links are visible to the owner that takes the list.
+        // Acquire: once abandoned, `used` as the owner left it is visible.
+        match span
+            .remote
+            .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            Ok(_) => {
+                return if word & ABANDONED != 0 {
+                    if count(new) == span.used.load(Ordering::Relaxed) {
+                        Pushed::Reclaim
+                    } else {
+                        Pushed::Done
+                    }
+                } else if word & ARMED != 0 {
+                    Pushed::Notify
+                } else {
+                    Pushed::Done
+                };
+            }
+            Err(seen) => word = seen,
+        }
+    }
+}
+
+/// Ends a notification: the span is in the owner's mailbox.
+pub(crate) fn notified(span: &Span) {
+    // Release: the mailbox push happens before the owner may go away.
+    span.remote.fetch_and(!NOTIFYING, Ordering::Release);
+}
+
+/// What the owner asks of [`take`] besides taking the list.
+#[derive(Clone, Copy)]
+pub(crate) struct Take {
+    /// The span came out of the mailbox: clear IN_MAILBOX.
+    pub from_mailbox: bool,
+    /// The span is on the full queue: arm it if nothing was freed.
+    pub arm_if_empty: bool,
+}
+
+/// Takes the remote list, owner only. Returns the list's first slot offset
+/// and length (0 for none).
+pub(crate) fn take(span: &Span, how: Take) -> (u32, u32) {
+    let mut word = span.remote.load(Ordering::Relaxed);
+    loop {
+        let mut new = word & !(HEAD_MASK | COUNT_MASK);
+        if how.from_mailbox {
+            new &= !IN_MAILBOX;
+        }
+        // A freer still notifying would notify again once re-armed; the
+        // owner waits for it (it only has to clear NOTIFYING) in `quiesce`.
+        if how.arm_if_empty && count(word) == 0 && new & (IN_MAILBOX | NOTIFYING) == 0 {
+            new |= ARMED;
+        }
+        if new == word {
+            return (0, 0);
+        }
+        // Acquire: the links the freers wrote are visible.
+        match span
+            .remote
+            .compare_exchange_weak(word, new, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => return (head(word), count(word)),
+            Err(seen) => word = seen,
+        }
+    }
+}
+
+/// Arms a span the owner is moving to its full queue. False when frees are
+/// already waiting on the remote list: the span is not full after all.
+pub(crate) fn arm(span: &Span) -> bool {
+    let mut word = span.remote.load(Ordering::Relaxed);
+    loop {
+        if count(word) != 0 {
+            return false;
+        }
+        if word & (ARMED | IN_MAILBOX) != 0 {
+            // Already armed, or the mailbox will bring it back.
+            return true;
+        }
+        match span.remote.compare_exchange_weak(
+            word,
+            word | ARMED,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return true,
+            Err(seen) => word = seen,
+        }
+    }
+}
+
+/// Waits until no freer is in the middle of notifying the owner, then
+/// disarms the span so that none can start. Owner only; the window it waits
+/// out is a few instructions long.
+pub(crate) fn disarm(span: &Span) {
+    let mut spins = 0;
+    let mut word = span.remote.load(Ordering::Acquire);
+    loop {
+        if word & NOTIFYING != 0 {
+            backoff(&mut spins);
+            word = span.remote.load(Ordering::Acquire);
+            continue;
+        }
+        if word & ARMED == 0 {
+            return;
+        }
+        match span.remote.compare_exchange_weak(
+            word,
+            word & !ARMED,
+            Ordering::Acquire,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => return,
+            Err(seen) => word = seen,
+        }
+    }
+}
+
+/// Waits until no freer is in the middle of notifying the owner. Owner only.
+pub(crate) fn quiesce(span: &Span) {
+    let mut spins = 0;
+    while span.remote.load(Ordering::Acquire) & NOTIFYING != 0 {
+        backoff(&mut spins);
+    }
+}
+
+/// Marks the span abandoned by its exiting owner. The caller has disarmed it
+/// (so no freer is notifying) and cleared its owner, and `used` is final:
+/// from here on frees only count. True if every slot is already free, so the
+/// caller reclaims the span now.
+pub(crate) fn abandon(span: &Span) -> bool {
+    let mut word = span.remote.load(Ordering::Relaxed);
+    loop {
+        debug_assert!(word & (NOTIFYING | ARMED) == 0, "abandoning an armed span");
+        let new = (word & !IN_MAILBOX) | ABANDONED;
+        // Release: `used` is visible to the freer that reclaims.
+        match span
+            .remote
+            .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            Ok(_) => return count(new) == span.used.load(Ordering::Relaxed),
+            Err(seen) => word = seen,
+        }
+    }
+}
+
+/// Slots freed remotely and not yet collected (or, when abandoned, freed
+/// since), for statistics.
+pub(crate) fn pending(span: &Span) -> u32 {
+    count(span.remote.load(Ordering::Acquire))
+}
