@@ -35,4 +35,21 @@ pub mod __private {
     pub use batch_alloc_rt::size_classes_before_growth;
     pub use batch_alloc_rt::RawBatch as LoopBatch;
     pub use core::iter::{IntoIterator, Iterator};
+
+    /// What `#[batch_alloc]` turns `Box::new(value)` into, inside a loop.
+    ///
+    /// `new` is the user's own `Box::new` path, passed along and never called:
+    /// its type must be a function from `T` to `std::boxed::Box<T>`, so a user
+    /// type or import called `Box` is a compile error at the user's tokens,
+    /// never a silent change of type. (The return type is `Box<T>` itself,
+    /// not a type inferred from `new`, so that an expected type such as
+    /// `Box<dyn Fn(&str)>` still flows into a closure's signature.)
+    #[inline(always)]
+    pub fn alloc<T, F>(batch: &mut LoopBatch, new: F, value: T) -> Box<T>
+    where
+        F: FnOnce(T) -> Box<T>,
+    {
+        let _ = new;
+        batch.alloc(value)
+    }
 }

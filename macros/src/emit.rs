@@ -1,0 +1,215 @@
+//! The code the attribute generates: batch declarations around a loop nest,
+//! and the call that replaces each `Box::new`.
+//!
+//! Everything generated names `::batch_alloc::__private::...` and nothing
+//! else, so user imports and shadowed prelude names cannot change what it
+//! means; every generated local has a `Span::mixed_site()` span, so user code
+//! can neither see nor shadow it. There is no `unsafe` in it, so crates under
+//! `#![forbid(unsafe_code)]` can use the attribute.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote_spanned, ToTokens};
+use syn::punctuated::Punctuated;
+use syn::token;
+use syn::{
+    Attribute, Block, Expr, ExprBlock, ExprCall, ExprForLoop, ExprPath, ExprReference, Path,
+    PathSegment, Stmt,
+};
+
+/// How a batch is sized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hint {
+    /// From the lower bound of the `for` iterator's `size_hint()`: the call
+    /// runs at most once per iteration of the loop the batch is declared at.
+    Trip,
+    /// No trip count (`while`, `while let`, `loop`, or an inner loop): the
+    /// batch's refills grow geometrically.
+    Unknown,
+}
+
+/// One rewritten `Box::new` call: the batch it allocates from.
+#[derive(Debug)]
+pub(crate) struct Site {
+    pub batch: Ident,
+    pub hint: Hint,
+}
+
+/// Hands out the names of generated locals for one function.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    batches: usize,
+}
+
+impl Names {
+    /// A fresh batch name. Names are unique within a function (not only
+    /// within a loop nest) so that an expanded body reads unambiguously.
+    pub(crate) fn batch(&mut self) -> Ident {
+        let ident = format_ident!("__batch{}", self.batches, span = Span::mixed_site());
+        self.batches += 1;
+        ident
+    }
+}
+
+/// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
+/// Output: `::batch_alloc::__private::alloc(&mut __batchN, Box::new, value)`
+///
+/// The user's own `Box::new` path is passed along unchanged. It is never
+/// called; it makes the compiler check, at the user's tokens, that the path
+/// names the standard `Box::new` (a function `T -> std::boxed::Box<T>`), so a
+/// user type or import called `Box` becomes a compile error rather than a
+/// silent change of type.
+pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
+    let span = Span::mixed_site();
+    let ExprCall {
+        attrs,
+        func,
+        paren_token,
+        args,
+    } = call;
+    let batch_ref = Expr::Reference(ExprReference {
+        attrs: Vec::new(),
+        and_token: token::And(span),
+        mutability: Some(token::Mut(span)),
+        expr: Box::new(Expr::Path(ExprPath {
+            attrs: Vec::new(),
+            qself: None,
+            path: Path::from(batch.clone()),
+        })),
+    });
+    let mut new_args = Punctuated::new();
+    new_args.push(batch_ref);
+    new_args.push(*func);
+    new_args.extend(args);
+    Expr::Call(ExprCall {
+        attrs,
+        func: Box::new(Expr::Path(ExprPath {
+            attrs: Vec::new(),
+            qself: None,
+            path: private_path("alloc"),
+        })),
+        paren_token,
+        args: new_args,
+    })
+}
+
+/// Input:  `#[attrs] 'label: while cond { body }` (or `loop`, or `for` with no
+///         call site sized by its trip count)
+/// Output: `#[attrs] { let mut __batchN = LoopBatch::with_capacity(0); ... 'label: while cond { body } }`
+pub(crate) fn wrap_unsized(mut looped: Expr, sites: &[Site]) -> Expr {
+    let attrs = take_attrs(&mut looped);
+    let mut stmts = declarations(sites, &TokenStream::new());
+    stmts.push(Stmt::Expr(looped, None));
+    block(attrs, stmts)
+}
+
+/// Input:  `#[attrs] 'label: for pat in head { body }`
+/// Output:
+/// ```text
+/// #[attrs] {
+///     match IntoIterator::into_iter(head) {
+///         __iter => {
+///             let __hint = Iterator::size_hint(&__iter).0;
+///             let mut __batchN = LoopBatch::with_capacity(__hint);
+///             'label: for pat in __iter { body }
+///         }
+///     };
+/// }
+/// ```
+///
+/// This is how the compiler itself lowers `for`: the head's temporaries live
+/// in the `match` scrutinee until the loop ends (so `for x in make().iter()`
+/// still compiles), and `into_iter` runs once, on the user's value; the inner
+/// `for` calls it again on the iterator, where it is the identity. The `;`
+/// ends those temporaries with the statement, as the compiler's lowering
+/// does, even where the loop is a block's tail expression.
+pub(crate) fn wrap_for(mut for_loop: ExprForLoop, sites: &[Site]) -> Expr {
+    let span = Span::mixed_site();
+    let attrs = std::mem::take(&mut for_loop.attrs);
+    let iter = Ident::new("__iter", span);
+    let hint = Ident::new("__hint", span);
+    let head = std::mem::replace(
+        &mut *for_loop.expr,
+        Expr::Path(ExprPath {
+            attrs: Vec::new(),
+            qself: None,
+            path: Path::from(iter.clone()),
+        }),
+    );
+    let into_iter = private_path("IntoIterator");
+    let iterator = private_path("Iterator");
+    let hint_tokens = hint.to_token_stream();
+    let declarations = declarations(sites, &hint_tokens);
+    let scrutinee = quote_spanned! {span=>
+        #into_iter::into_iter(#head)
+    };
+    let matched = quote_spanned! {span=>
+        match #scrutinee {
+            #iter => {
+                let #hint = #iterator::size_hint(&#iter).0;
+                #(#declarations)*
+                #for_loop
+            }
+        }
+    };
+    block(
+        attrs,
+        vec![Stmt::Expr(Expr::Verbatim(matched), Some(token::Semi(span)))],
+    )
+}
+
+/// `let mut __batchN = LoopBatch::with_capacity(..);` for each site.
+fn declarations(sites: &[Site], trip: &TokenStream) -> Vec<Stmt> {
+    let span = Span::mixed_site();
+    let loop_batch = private_path("LoopBatch");
+    sites
+        .iter()
+        .map(|site| {
+            let batch = &site.batch;
+            let capacity = match site.hint {
+                Hint::Trip => trip.clone(),
+                Hint::Unknown => quote_spanned!(span=> 0),
+            };
+            Stmt::Expr(
+                Expr::Verbatim(quote_spanned! {span=>
+                    let mut #batch = #loop_batch::with_capacity(#capacity);
+                }),
+                None,
+            )
+        })
+        .collect()
+}
+
+fn block(attrs: Vec<Attribute>, stmts: Vec<Stmt>) -> Expr {
+    Expr::Block(ExprBlock {
+        attrs,
+        label: None,
+        block: Block {
+            brace_token: token::Brace(Span::mixed_site()),
+            stmts,
+        },
+    })
+}
+
+/// Moves a loop's outer attributes (lint levels, in practice) to the block
+/// that replaces it, so that they still cover all of it.
+fn take_attrs(looped: &mut Expr) -> Vec<Attribute> {
+    match looped {
+        Expr::ForLoop(e) => std::mem::take(&mut e.attrs),
+        Expr::While(e) => std::mem::take(&mut e.attrs),
+        Expr::Loop(e) => std::mem::take(&mut e.attrs),
+        _ => Vec::new(),
+    }
+}
+
+/// `::batch_alloc::__private::#name`
+fn private_path(name: &str) -> Path {
+    let span = Span::mixed_site();
+    let mut segments = Punctuated::new();
+    for segment in ["batch_alloc", "__private", name] {
+        segments.push(PathSegment::from(Ident::new(segment, span)));
+    }
+    Path {
+        leading_colon: Some(token::PathSep(span)),
+        segments,
+    }
+}

@@ -1,0 +1,19 @@
+use batch_alloc::batch_alloc;
+
+#[batch_alloc(= "outermost")]
+fn boxes(n: u64) -> Vec<Box<u64>> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        out.push(Box::new(i));
+    }
+    out
+}
+
+#[batch_alloc("outermost", 8)]
+fn more_boxes(n: u64) -> Vec<Box<u64>> {
+    boxes(n)
+}
+
+fn main() {
+    assert_eq!(more_boxes(3).len(), 3);
+}
