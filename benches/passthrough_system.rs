@@ -1,1 +1,11 @@
-fn main() {}
+//! Plain allocations under `System`: the baseline for `passthrough_wrapped`.
+
+#[path = "common/passthrough.rs"]
+mod passthrough;
+
+#[global_allocator]
+static GLOBAL: std::alloc::System = std::alloc::System;
+
+fn main() {
+    passthrough::run("system");
+}

@@ -1,1 +1,12 @@
-fn main() {}
+//! Plain allocations under `BatchAlloc<System>`: what the wrapper costs for
+//! everything it does not batch. Compare with `passthrough_system`.
+
+#[path = "common/passthrough.rs"]
+mod passthrough;
+
+#[global_allocator]
+static GLOBAL: batch_alloc::BatchAlloc = batch_alloc::BatchAlloc::system();
+
+fn main() {
+    passthrough::run("batch_alloc_system");
+}

@@ -5,9 +5,9 @@ use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
 use crate::class::{class_of, stride_of, CLASSES, NO_CLASS};
-use crate::config::FIRST_REFILL;
+use crate::config::{FIRST_REFILL, TINY_LOOP};
 use crate::global::is_active;
-use crate::growth::{default_growth, Growth};
+use crate::growth::{default_growth_code, Growth};
 use crate::region::frame_base;
 use crate::reserve::{give_back, reserve, Reservation};
 use crate::span::read_link;
@@ -33,9 +33,12 @@ use crate::span::read_link;
 /// The fast path is a pointer bump, or a pop from a list of recycled slots:
 /// no atomic instruction, no thread-local lookup, no call. When the run is
 /// used up, one call reserves the next run from the current thread's heap.
-/// Nothing is reserved before the first `alloc`. When [`BatchAlloc`] is not
-/// the global allocator, or `T` is not batched (zero-sized, aligned past a
-/// page, larger than the largest size class), `alloc` is `Box::new`.
+/// Nothing is reserved before the first `alloc`, and a loop of one or two
+/// allocations never reserves: a batch hinted at two or fewer, and the
+/// first two allocations of a batch with no hint, are plain boxes (a refill
+/// costs about two boxes from the system allocator). When [`BatchAlloc`] is
+/// not the global allocator, or `T` is not batched (zero-sized, aligned past
+/// a page, larger than the largest size class), `alloc` is `Box::new`.
 ///
 /// [`BatchAlloc`]: crate::BatchAlloc
 pub struct Batch<T> {
@@ -47,6 +50,7 @@ pub struct Batch<T> {
 impl<T> Batch<T> {
     /// A batch for a loop whose trip count is unknown: refills grow by the
     /// [default growth policy](crate::set_default_growth).
+    #[inline]
     pub fn new() -> Self {
         Self::with_capacity(0)
     }
@@ -54,6 +58,7 @@ impl<T> Batch<T> {
     /// A batch for about `capacity` allocations. A hint, not a promise:
     /// refills ask for what the hint says is still to come, and grow by the
     /// batch's growth policy once it is used up.
+    #[inline]
     pub fn with_capacity(capacity: usize) -> Self {
         Batch {
             raw: RawBatch::with_capacity(capacity),
@@ -63,18 +68,22 @@ impl<T> Batch<T> {
 
     /// Sets how refills grow once the capacity hint is used up.
     pub fn with_growth(mut self, growth: Growth) -> Self {
-        self.raw.growth = growth;
+        self.raw.growth = growth.to_u8();
         self
     }
 
     /// Moves `value` into a slot of this batch and returns it boxed.
     #[inline]
     pub fn alloc(&mut self, value: T) -> Box<T> {
-        match self.raw.pop(const { stride_of::<T>() }) {
-            // SAFETY: every slot of this batch's runs belongs to `T`'s class.
-            Some(slot) => unsafe { boxed(slot, value) },
-            None => self.raw.alloc_slow(value),
-        }
+        let slot = match self.raw.pop(const { stride_of::<T>() }) {
+            Some(slot) => slot,
+            None => match self.raw.next_slot::<T>() {
+                Some(slot) => slot,
+                None => return Box::new(value),
+            },
+        };
+        // SAFETY: every slot of this batch's runs belongs to `T`'s class.
+        unsafe { boxed(slot, value) }
     }
 }
 
@@ -104,17 +113,17 @@ pub struct RawBatch {
     /// First byte of the frame of the current reservation; null if none.
     base: *mut u8,
     frame: u32,
-    /// Slots in the current reservation.
-    reserved: u32,
     /// Size class of the current reservation's slots.
     class: u8,
-    /// Never reserve again: allocation goes to `Box::new`.
-    fallback: bool,
-    growth: Growth,
+    /// Allocations still to be plain boxes before the next refill: a tiny
+    /// loop's, or all of them (`u32::MAX`) once the batch cannot reserve.
+    plain_left: u32,
+    /// The [`Growth`] policy, encoded.
+    growth: u8,
     /// Slots the trip-count hint still expects.
-    hint: usize,
+    hint: u32,
     /// Size of the last refill asked for without a hint.
-    last_want: usize,
+    last_want: u32,
 }
 
 // SAFETY: the pointers name slots reserved to this batch alone. Any thread
@@ -126,7 +135,9 @@ unsafe impl Sync for RawBatch {}
 
 impl RawBatch {
     /// A batch for about `capacity` allocations (0 when unknown).
+    #[inline]
     pub fn with_capacity(capacity: usize) -> Self {
+        let tiny = capacity <= TINY_LOOP;
         RawBatch {
             cur: ptr::null_mut(),
             end: ptr::null_mut(),
@@ -134,11 +145,20 @@ impl RawBatch {
             list_len: 0,
             base: ptr::null_mut(),
             frame: 0,
-            reserved: 0,
             class: NO_CLASS,
-            fallback: false,
-            growth: default_growth(),
-            hint: capacity,
+            plain_left: if capacity == 0 {
+                TINY_LOOP as u32
+            } else if tiny {
+                capacity as u32
+            } else {
+                0
+            },
+            growth: default_growth_code(),
+            hint: if tiny {
+                0
+            } else {
+                capacity.min(u32::MAX as usize) as u32
+            },
             last_want: 0,
         }
     }
@@ -146,13 +166,21 @@ impl RawBatch {
     /// Moves `value` into a slot of this batch and returns it boxed.
     #[inline]
     pub fn alloc<T>(&mut self, value: T) -> Box<T> {
-        if self.class == const { class_of::<T>() } {
-            if let Some(slot) = self.pop(const { stride_of::<T>() }) {
-                // SAFETY: the run's class is `T`'s class.
-                return unsafe { boxed(slot, value) };
-            }
-        }
-        self.alloc_slow(value)
+        let ready = if self.class == const { class_of::<T>() } {
+            self.pop(const { stride_of::<T>() })
+        } else {
+            None
+        };
+        let slot = match ready {
+            Some(slot) => slot,
+            None => match self.next_slot::<T>() {
+                Some(slot) => slot,
+                None => return Box::new(value),
+            },
+        };
+        // SAFETY: the run's class is `T`'s class: `pop` ran only for a run of
+        // that class, and `next_slot` reserves one.
+        unsafe { boxed(slot, value) }
     }
 
     /// The next slot of the current reservation.
@@ -182,67 +210,77 @@ impl RawBatch {
         unsafe { NonNull::new_unchecked(slot) }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn alloc_slow<T>(&mut self, value: T) -> Box<T> {
-        match self.refill(const { class_of::<T>() }, const { stride_of::<T>() }) {
-            // SAFETY: the refill reserved slots of `T`'s class.
-            Some(slot) => unsafe { boxed(slot, value) },
-            None => Box::new(value),
+    /// Once the current run is used up: `None` while this allocation is to
+    /// be a plain box, otherwise a slot of `T`'s class from a new
+    /// reservation (or `None` if that fails).
+    #[inline]
+    fn next_slot<T>(&mut self) -> Option<NonNull<u8>> {
+        if self.plain_left > 0 {
+            self.plain_left -= 1;
+            return None;
         }
+        self.refill(const { class_of::<T>() }, const { stride_of::<T>() })
     }
 
     /// Ends the current reservation and reserves the next, of `class`.
+    #[cold]
     #[inline(never)]
     fn refill(&mut self, class: u8, stride: usize) -> Option<NonNull<u8>> {
-        if class == NO_CLASS || self.fallback {
-            return None;
-        }
         self.settle();
-        if !is_active() {
-            self.fallback = true;
-            return None;
-        }
-        let want = self.next_want(class);
-        let Some(reservation) = reserve(class, want) else {
-            self.fallback = true;
+        let reservation = if class != NO_CLASS && is_active() {
+            let want = self.next_want(class);
+            reserve(class, want)
+        } else {
+            None
+        };
+        let Some(reservation) = reservation else {
+            self.plain_left = u32::MAX;
             return None;
         };
-        let size = CLASSES[class as usize].size;
         let base = frame_base(reservation.frame);
         self.base = base;
         self.frame = reservation.frame;
         self.class = class;
-        self.reserved = reservation.slots(size);
         self.list = base.wrapping_add(reservation.list_head as usize);
         self.list_len = reservation.list_len;
         self.cur = base.wrapping_add(reservation.bump_start as usize);
         self.end = base.wrapping_add(reservation.bump_end as usize);
-        self.hint = self.hint.saturating_sub(self.reserved as usize);
+        self.hint = self.hint.saturating_sub(reservation.len);
         self.pop(stride)
     }
 
     fn next_want(&mut self, class: u8) -> u32 {
-        let span_slots = CLASSES[class as usize].slots as usize;
+        let span_slots = CLASSES[class as usize].slots;
         let want = if self.hint > 0 {
             self.hint
         } else if self.last_want == 0 {
-            FIRST_REFILL
+            FIRST_REFILL as u32
         } else {
-            self.growth.next(self.last_want)
+            let next = Growth::from_u8(self.growth).next(self.last_want as usize);
+            next.min(u32::MAX as usize) as u32
         };
         let want = want.clamp(1, span_slots);
         self.last_want = want;
-        want as u32
+        want
     }
 
-    /// Gives back the unused part of the current reservation.
-    #[inline(never)]
+    /// Ends the current reservation, giving back what it did not hand out.
+    #[inline]
     fn settle(&mut self) {
-        if self.base.is_null() {
-            return;
+        if self.cur != self.end || self.list_len != 0 {
+            self.give_back_unused();
         }
+        self.base = ptr::null_mut();
+        self.cur = ptr::null_mut();
+        self.end = ptr::null_mut();
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn give_back_unused(&mut self) {
         let offset = |p: *mut u8| (p.addr() - self.base.addr()) as u32;
+        let stride = CLASSES[self.class as usize].size as usize;
+        let run = (self.end.addr() - self.cur.addr()) / stride;
         let unused = Reservation {
             frame: self.frame,
             list_head: if self.list_len > 0 {
@@ -253,24 +291,21 @@ impl RawBatch {
             list_len: self.list_len,
             bump_start: offset(self.cur),
             bump_end: offset(self.end),
+            len: self.list_len + run as u32,
         };
         // SAFETY: the unused slots were never handed out and are still linked
         // as the reservation handed them over.
-        unsafe { give_back(unused, self.reserved) };
-        self.base = ptr::null_mut();
-        self.cur = ptr::null_mut();
-        self.end = ptr::null_mut();
+        unsafe { give_back(unused) };
         self.list = ptr::null_mut();
         self.list_len = 0;
-        self.reserved = 0;
     }
 }
 
 impl Drop for RawBatch {
     #[inline]
     fn drop(&mut self) {
-        if !self.base.is_null() {
-            self.settle();
+        if self.cur != self.end || self.list_len != 0 {
+            self.give_back_unused();
         }
     }
 }
@@ -287,10 +322,9 @@ impl fmt::Debug for RawBatch {
         };
         f.debug_struct("RawBatch")
             .field("ready_slots", &(run + self.list_len as usize))
-            .field("reserved", &self.reserved)
             .field("hint", &self.hint)
-            .field("growth", &self.growth)
-            .field("fallback", &self.fallback)
+            .field("growth", &Growth::from_u8(self.growth))
+            .field("plain_left", &self.plain_left)
             .finish()
     }
 }

@@ -173,7 +173,10 @@ mod tests {
             assert_eq!(class.size % 8, 0, "{class:?}");
             assert!(class.span_bytes() <= FRAME_SIZE, "{class:?}");
             assert!(class.pages as usize >= MIN_SPAN_PAGES, "{class:?}");
-            assert_eq!(class.slots as usize, class.span_bytes() / class.size as usize);
+            assert_eq!(
+                class.slots as usize,
+                class.span_bytes() / class.size as usize
+            );
         }
     }
 

@@ -41,25 +41,18 @@ pub const MAX_SMALL_SIZE: usize = if FRAME_SIZE / 16 < 4096 {
     4096
 };
 
-/// Bytes of address space reserved for frames. Only what spans touch becomes
-/// resident; the rest costs page-table entries at most.
+/// Bytes of address space reserved for frames, at first use and all at once
+/// (a process that cannot reserve it, for example under a small
+/// `ulimit -v`, gets plain boxes). Only what spans touch becomes resident.
 #[cfg(not(miri))]
-pub const REGION_BYTES: usize = 64 << 30;
+pub const REGION_BYTES: usize = 32 << 30;
 #[cfg(miri)]
 pub const REGION_BYTES: usize = 1 << 20;
-
-/// The smallest region worth having: reservation retries with halved sizes
-/// down to this (for processes under a small `ulimit -v`).
-pub const MIN_REGION_BYTES: usize = 64 << 20;
 
 /// Frames made readable and writable at once as the region's high-water mark
 /// grows (4 MiB). Commits extend one mapping, so the process's map count
 /// stays constant.
 pub const COMMIT_FRAMES: usize = 64;
-
-/// Empty spans a thread keeps ready before handing more back to the shared
-/// pool: enough for a loop that allocates and drops to stay on one span.
-pub const HEAP_EMPTY_SPANS: u32 = 2;
 
 /// Empty frames the shared pool keeps resident; frames released past this
 /// are given back to the OS (4 MiB).
@@ -67,3 +60,9 @@ pub const POOL_RESIDENT_FRAMES: usize = 64;
 
 /// Slots asked for by the first refill of a batch with no trip-count hint.
 pub const FIRST_REFILL: usize = 8;
+
+/// Loops this short do not reserve: a batch hinted at this many allocations
+/// or fewer, and the first this many allocations of a batch with no hint,
+/// are plain `Box::new`. A refill costs about as much as two boxes from the
+/// system allocator, so it only pays for itself over a longer run.
+pub const TINY_LOOP: usize = 2;

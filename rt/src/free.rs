@@ -3,67 +3,84 @@
 //! On the owner thread a free is a push onto the span's own free list: no
 //! atomic instruction. From any other thread it is one compare-and-swap onto
 //! the span's remote list; the owner takes that list back in one exchange.
+//!
+//! The free-list link is written through the pointer the box gave up, not
+//! one derived from the region: `drop(b)` keeps `b`'s borrow protected for
+//! the whole call, and a write through another pointer would invalidate it.
 
 use crate::fatal::fatal;
 use crate::heap::{self, HeapRecord};
-use crate::region::{frame_base, SlotRef};
+use crate::region::Located;
 use crate::remote::{self, Pushed};
-use crate::span::{write_link, Span, QUEUE_FULL};
+use crate::span::{owner_heap, write_link, Span};
 use crate::sync::Ordering;
 
-/// Frees the slot `slot` names, on whichever thread this is.
+/// Frees the slot at `ptr`, found at `at` in the region, on whichever
+/// thread this is.
 ///
 /// # Safety
-/// - `slot` is the start of a slot handed out in a `Box` and not freed since.
+/// - `ptr` is the start of a slot handed out in a `Box` and not freed since,
+///   and the caller gives it up.
 #[inline(always)]
-pub(crate) unsafe fn free(slot: SlotRef) {
+pub(crate) unsafe fn free(ptr: *mut u8, at: Located) {
+    let span = at.span();
     let heap = heap::current();
-    if slot.span.owner.load(Ordering::Relaxed) == heap && !heap.is_null() {
-        // SAFETY: the span's owner is this thread's heap, and records are
-        // never freed; the slot contract is forwarded.
-        unsafe { free_local(&*heap, slot) }
+    if span.owner.load(Ordering::Relaxed) == heap {
+        // SAFETY: the span's owner is this thread's heap (a span's owner is
+        // never the no-heap marker), and it is not on the full queue (the
+        // owner word would be tagged); the slot contract is forwarded.
+        if unsafe { free_local(span, ptr, at) } == 0 {
+            // SAFETY: records are never freed, and this one is this thread's.
+            heap::after_local_free(unsafe { &*heap }, at.frame(), span);
+        }
     } else {
         // SAFETY: forwarded contract.
-        unsafe { free_remote(slot) }
+        unsafe { free_slow(heap, span, ptr, at) }
     }
 }
 
+/// Pushes the slot onto the span's own free list and returns how many slots
+/// are still out.
+///
 /// # Safety
-/// - As for [`free`], and `heap` is this thread's heap and owns the span.
+/// - As for [`free`], and this thread owns `span`.
 #[inline(always)]
-unsafe fn free_local(heap: &HeapRecord, slot: SlotRef) {
-    let span = slot.span;
+unsafe fn free_local(span: &Span, ptr: *mut u8, at: Located) -> u32 {
     // SAFETY: this thread owns the span, and the allocator path holds no
     // other reference to its state.
     let sl = unsafe { span.local() };
-    debug_check_slot(span, slot.offset);
-    let p = frame_base(slot.frame).wrapping_add(slot.offset as usize);
-    // SAFETY: the slot was handed out and is now given up by its box; the
-    // pointer derives from the frame base, so it covers the slot.
-    unsafe { write_link(p, sl.free_head) };
-    sl.free_head = slot.offset;
-    sl.free_count += 1;
+    let offset = at.offset_in_frame();
+    debug_check_slot(span, offset);
+    // SAFETY: the slot is given up by its box; `ptr` covers it.
+    unsafe { write_link(ptr, sl.free_head) };
+    sl.free_head = offset;
     let used = span.used.load(Ordering::Relaxed) - 1;
     span.used.store(used, Ordering::Relaxed);
-    if used == 0 || sl.queue == QUEUE_FULL {
-        heap::after_local_free(heap, slot.frame, span);
-    }
+    used
 }
 
+/// A free into a full span of this thread, or a free from another thread.
+///
 /// # Safety
 /// - As for [`free`].
 #[inline(never)]
-unsafe fn free_remote(slot: SlotRef) {
-    let span = slot.span;
+unsafe fn free_slow(heap: *mut HeapRecord, span: &Span, ptr: *mut u8, at: Located) {
+    if owner_heap(span.owner.load(Ordering::Relaxed)) == heap {
+        // SAFETY: this thread owns the span; forwarded slot contract.
+        unsafe { free_local(span, ptr, at) };
+        // SAFETY: records are never freed, and this one is this thread's.
+        heap::after_local_free(unsafe { &*heap }, at.frame(), span);
+        return;
+    }
     if span.slot_size.load(Ordering::Relaxed) == 0 {
         fatal("batch-alloc: free of a pointer into a span with no slots out (double free?)");
     }
-    debug_check_slot(span, slot.offset);
-    let p = frame_base(slot.frame).wrapping_add(slot.offset as usize);
+    let offset = at.offset_in_frame();
+    debug_check_slot(span, offset);
     // SAFETY: the slot is out and given up by its box (the caller's
-    // contract); `p` derives from the frame base.
-    let pushed = unsafe { remote::push_chain(span, slot.offset, p, 1) };
-    after_remote_push(pushed, slot.frame, span);
+    // contract); `ptr` covers it.
+    let pushed = unsafe { remote::push_chain(span, offset, ptr, 1) };
+    after_remote_push(pushed, at.frame(), span);
 }
 
 /// Finishes what a remote push asked for: telling an owner whose span was
@@ -85,7 +102,7 @@ pub(crate) fn after_remote_push(pushed: Pushed, frame: u32, span: &Span) {
 /// retiring a span waits for NOTIFYING, which this thread set, to clear.
 #[cold]
 fn notify_owner(frame: u32, span: &Span) {
-    let owner = span.owner.load(Ordering::Acquire);
+    let owner = owner_heap(span.owner.load(Ordering::Acquire));
     // SAFETY: the owner is alive while NOTIFYING is set (see above), and
     // records are never freed.
     let mailbox = unsafe { &(*owner).mailbox };
@@ -93,8 +110,7 @@ fn notify_owner(frame: u32, span: &Span) {
     loop {
         span.mail_next.store(top, Ordering::Relaxed);
         // Release: the link is visible to the owner's acquiring swap.
-        match mailbox.compare_exchange_weak(top, frame + 1, Ordering::Release, Ordering::Relaxed)
-        {
+        match mailbox.compare_exchange_weak(top, frame + 1, Ordering::Release, Ordering::Relaxed) {
             Ok(_) => break,
             Err(seen) => top = seen,
         }
@@ -112,4 +128,3 @@ fn debug_check_slot(span: &Span, offset: u32) {
         }
     }
 }
-

@@ -7,7 +7,7 @@ use core::ptr;
 use std::alloc::System;
 
 use crate::free::free;
-use crate::region::{slot_of, SlotRef};
+use crate::region::{locate, Located};
 use crate::sync::Ordering;
 use core::sync::atomic::AtomicU8;
 
@@ -75,10 +75,10 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        match slot_of(ptr) {
+        match locate(ptr) {
             // SAFETY: a pointer inside the region was handed out by a batch
             // as a box; the caller gives it up.
-            Some(slot) => unsafe { free(slot) },
+            Some(at) => unsafe { free(ptr, at) },
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.dealloc(ptr, layout) },
         }
@@ -86,9 +86,9 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        match slot_of(ptr) {
+        match locate(ptr) {
             // SAFETY: the caller's contract, forwarded.
-            Some(slot) => unsafe { self.realloc_slot(slot, ptr, layout, new_size) },
+            Some(at) => unsafe { self.realloc_slot(at, ptr, layout, new_size) },
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.realloc(ptr, layout, new_size) },
         }
@@ -100,16 +100,16 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
     /// the inner allocator and the slot is freed.
     ///
     /// # Safety
-    /// - As for [`GlobalAlloc::realloc`], with `slot` naming `ptr`.
+    /// - As for [`GlobalAlloc::realloc`], with `at` locating `ptr`.
     #[cold]
     unsafe fn realloc_slot(
         &self,
-        slot: SlotRef,
+        at: Located,
         ptr: *mut u8,
         layout: Layout,
         new_size: usize,
     ) -> *mut u8 {
-        if new_size <= slot.span.slot_size.load(Ordering::Relaxed) as usize {
+        if new_size <= at.span().slot_size.load(Ordering::Relaxed) as usize {
             return ptr;
         }
         // SAFETY: the caller guarantees `new_size`, rounded up to the
@@ -124,7 +124,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // one is larger) and distinct.
         unsafe { ptr::copy_nonoverlapping(ptr, new, layout.size()) };
         // SAFETY: the slot is given up by the caller.
-        unsafe { free(slot) };
+        unsafe { free(ptr, at) };
         new
     }
 }
@@ -170,8 +170,9 @@ pub fn is_active() -> bool {
 #[cold]
 fn probe() -> bool {
     PROBE_STATE.with(|state| state.set(1));
-    // SAFETY: the layout has a non-zero size.
-    let block = unsafe { std::alloc::alloc_zeroed(PROBE) };
+    // SAFETY: the layout has a non-zero size. `black_box` keeps the
+    // optimiser from deleting the unused allocation, and the probe with it.
+    let block = std::hint::black_box(unsafe { std::alloc::alloc_zeroed(PROBE) });
     if !block.is_null() {
         // SAFETY: allocated just above with the same layout.
         unsafe { std::alloc::dealloc(block, PROBE) };

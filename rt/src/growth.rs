@@ -46,7 +46,7 @@ impl Growth {
         next.max(previous + 1)
     }
 
-    fn to_u8(self) -> u8 {
+    pub(crate) fn to_u8(self) -> u8 {
         match self {
             Growth::Double => 0,
             Growth::Smooth => 1,
@@ -54,7 +54,7 @@ impl Growth {
         }
     }
 
-    fn from_u8(n: u8) -> Growth {
+    pub(crate) fn from_u8(n: u8) -> Growth {
         match n {
             1 => Growth::Smooth,
             2 => Growth::Golden,
@@ -73,7 +73,13 @@ pub fn set_default_growth(growth: Growth) {
 
 /// The growth policy new batches get.
 pub fn default_growth() -> Growth {
-    Growth::from_u8(DEFAULT_GROWTH.load(Ordering::Relaxed))
+    Growth::from_u8(default_growth_code())
+}
+
+/// [`default_growth`], encoded: what a batch stores until it needs it.
+#[inline]
+pub(crate) fn default_growth_code() -> u8 {
+    DEFAULT_GROWTH.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]

@@ -14,53 +14,48 @@ use core::cell::{Cell, UnsafeCell};
 use core::ptr;
 
 use crate::class::{CLASSES, NUM_CLASSES};
-use crate::config::HEAP_EMPTY_SPANS;
 use crate::region::{self, frame_base};
 use crate::remote::{self, Take};
-use crate::span::{read_link, write_link, Span, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE};
+use crate::span::{
+    owner_heap, owner_word, read_link, write_link, Span, NIL, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// Cumulative counters of one heap. Each is written by its heap's thread
 /// alone, with a plain load and store (no read-modify-write instruction),
-/// and read by `stats()` from anywhere.
+/// and read by `stats()` from anywhere. Sums over all heaps are taken with
+/// wrapping arithmetic, so one thread may subtract what another added.
 #[derive(Default)]
 pub(crate) struct Counters {
-    /// Boxes handed out from batch runs.
+    /// Slots reserved to batches, less the ones given back unused.
     pub batched_boxes: AtomicU64,
     /// Refills served.
     pub reserve_calls: AtomicU64,
-    /// Slots reserved to batches.
-    pub reserved_slots: AtomicU64,
-    /// Slots whose reservation ended (handed out or given back).
-    pub settled_slots: AtomicU64,
 }
 
 impl Counters {
-    fn bump(counter: &AtomicU64, by: u64) {
+    fn add(counter: &AtomicU64, by: u64) {
         counter.store(
             counter.load(Ordering::Relaxed).wrapping_add(by),
             Ordering::Relaxed,
         );
     }
 
-    fn read(&self) -> [u64; 4] {
+    fn read(&self) -> [u64; 2] {
         [
             self.batched_boxes.load(Ordering::Relaxed),
             self.reserve_calls.load(Ordering::Relaxed),
-            self.reserved_slots.load(Ordering::Relaxed),
-            self.settled_slots.load(Ordering::Relaxed),
         ]
+    }
+
+    fn all(&self) -> [&AtomicU64; 2] {
+        [&self.batched_boxes, &self.reserve_calls]
     }
 }
 
-/// Counters of exited threads, and of threads that settle a batch without
+/// Counters of exited threads, and of threads that give slots back without
 /// having a heap.
-static RETIRED: [AtomicU64; 4] = [
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-];
+static RETIRED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 /// The two queues of spans of one class in a heap: intrusive doubly linked
 /// lists through `SpanLocal::{prev, next}`, holding frame index + 1.
@@ -71,10 +66,12 @@ pub(crate) struct ClassQueues {
 }
 
 /// A heap's owner-only state.
+///
+/// Invariant: an empty span on an avail queue is that queue's head. A loop
+/// that allocates and frees stays on one span, and a heap holds at most one
+/// empty span per class; the others go back to the pool as they empty.
 pub(crate) struct HeapLocal {
     pub queues: [ClassQueues; NUM_CLASSES],
-    /// Empty spans kept on avail queues (at most [`HEAP_EMPTY_SPANS`]).
-    pub empty_spans: u32,
 }
 
 /// A heap, as other threads and `stats()` see it.
@@ -110,8 +107,12 @@ impl HeapRecord {
 /// Every record ever made, newest first.
 static REGISTRY: AtomicPtr<HeapRecord> = AtomicPtr::new(ptr::null_mut());
 
+/// What [`current`] returns on a thread with no heap: never a span's owner
+/// (an owner is a real record, or null).
+pub(crate) const NO_HEAP: *mut HeapRecord = ptr::dangling_mut();
+
 thread_local! {
-    static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(ptr::null_mut()) };
+    static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(NO_HEAP) };
     static EXITED: Cell<bool> = const { Cell::new(false) };
     static EXIT_GUARD: ExitGuard = const { ExitGuard };
 }
@@ -124,18 +125,19 @@ impl Drop for ExitGuard {
     }
 }
 
-/// This thread's heap record, or null before its first refill and after it
-/// exits. Safe in the allocator path at any point of a thread's life.
+/// This thread's heap record, or [`NO_HEAP`] before its first refill and
+/// after it exits. Safe in the allocator path at any point of a thread's
+/// life.
 #[inline(always)]
 pub(crate) fn current() -> *mut HeapRecord {
-    CURRENT.try_with(Cell::get).unwrap_or(ptr::null_mut())
+    CURRENT.try_with(Cell::get).unwrap_or(NO_HEAP)
 }
 
 /// This thread's heap, made on first use. `None` once the thread is exiting
 /// or when the region cannot be reserved.
 pub(crate) fn current_or_init() -> Option<&'static HeapRecord> {
     let heap = current();
-    if !heap.is_null() {
+    if heap != NO_HEAP {
         // SAFETY: records are never freed.
         return Some(unsafe { &*heap });
     }
@@ -175,7 +177,6 @@ fn claim_record() -> &'static HeapRecord {
         counters: Counters::default(),
         local: UnsafeCell::new(HeapLocal {
             queues: [ClassQueues::default(); NUM_CLASSES],
-            empty_spans: 0,
         }),
     }));
     let mut head = REGISTRY.load(Ordering::Relaxed);
@@ -200,10 +201,9 @@ pub(crate) fn for_each_record(mut f: impl FnMut(&HeapRecord)) {
     }
 }
 
-/// Sums of all counters: `[batched_boxes, reserve_calls, reserved_slots,
-/// settled_slots]`.
-pub(crate) fn counter_totals() -> [u64; 4] {
-    let mut totals = [0u64; 4];
+/// Sums of all counters: `[batched_boxes, reserve_calls]`.
+pub(crate) fn counter_totals() -> [u64; 2] {
+    let mut totals = [0u64; 2];
     for (t, r) in totals.iter_mut().zip(&RETIRED) {
         *t = r.load(Ordering::Relaxed);
     }
@@ -215,24 +215,21 @@ pub(crate) fn counter_totals() -> [u64; 4] {
     totals
 }
 
-/// Counts a refill on this thread's heap.
+/// Counts a refill of `slots` slots on this thread's heap. Every slot counts
+/// as handed out until given back.
 pub(crate) fn count_reserve(heap: &HeapRecord, slots: u32) {
-    Counters::bump(&heap.counters.reserve_calls, 1);
-    Counters::bump(&heap.counters.reserved_slots, slots as u64);
+    Counters::add(&heap.counters.reserve_calls, 1);
+    Counters::add(&heap.counters.batched_boxes, slots as u64);
 }
 
-/// Counts the end of a reservation of `reserved` slots of which `unused`
-/// went back, on whichever thread ends it.
-pub(crate) fn count_settled(heap: *mut HeapRecord, reserved: u32, unused: u32) {
-    let handed = (reserved - unused) as u64;
-    if heap.is_null() {
-        RETIRED[0].fetch_add(handed, Ordering::Relaxed);
-        RETIRED[3].fetch_add(reserved as u64, Ordering::Relaxed);
+/// Uncounts `unused` slots given back, on whichever thread gives them.
+pub(crate) fn count_given_back(heap: *mut HeapRecord, unused: u32) {
+    let minus = (unused as u64).wrapping_neg();
+    if heap == NO_HEAP {
+        RETIRED[0].fetch_add(minus, Ordering::Relaxed);
     } else {
         // SAFETY: records are never freed; this thread owns `heap`.
-        let counters = unsafe { &(*heap).counters };
-        Counters::bump(&counters.batched_boxes, handed);
-        Counters::bump(&counters.settled_slots, reserved as u64);
+        Counters::add(unsafe { &(*heap).counters.batched_boxes }, minus);
     }
 }
 
@@ -252,10 +249,27 @@ fn queue_head(local: &mut HeapLocal, class: u8, queue: u8) -> &mut u32 {
 /// - This thread owns the span, which is on no queue, and holds no
 ///   reference from `Span::local` for it or its new neighbour.
 pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
+    let span = region::span(frame);
+    if queue == QUEUE_AVAIL {
+        // SAFETY: the caller holds no reference to this span's state.
+        let class = unsafe { span.local().class };
+        let head = local.queues[class as usize].avail;
+        if head != 0 && head != frame + 1 {
+            let old = region::span(head - 1);
+            if old.used.load(Ordering::Relaxed) == 0 {
+                // The old head would stop being the head while empty.
+                // SAFETY: the old head is another span of this heap.
+                unsafe { release_if_idle(local, head - 1, old) };
+            }
+        }
+    }
     // SAFETY: the caller owns the span and holds no reference to its state.
-    let sl = unsafe { region::span(frame).local() };
+    let sl = unsafe { span.local() };
     let head = queue_head(local, sl.class, queue);
     sl.queue = queue;
+    let heap = owner_heap(span.owner.load(Ordering::Relaxed));
+    span.owner
+        .store(owner_word(heap, queue == QUEUE_FULL), Ordering::Relaxed);
     sl.prev = 0;
     sl.next = *head;
     if *head != 0 {
@@ -315,7 +329,7 @@ pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
     }
     // SAFETY: the caller owns the span and holds no reference to its state.
     let sl = unsafe { span.local() };
-    if sl.free_count != 0 {
+    if sl.free_head != NIL {
         let base = frame_base(frame);
         let mut tail = head;
         for _ in 1..n {
@@ -327,16 +341,20 @@ pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
         unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head) };
     }
     sl.free_head = head;
-    sl.free_count += n;
     span.add_used(-(n as i64));
 }
 
 /// Takes every span that remote frees put in the mailbox off the full
 /// queue, collecting what was freed. Owner only.
+#[inline]
 pub(crate) fn drain_mailbox(heap: &HeapRecord, local: &mut HeapLocal) {
-    if heap.mailbox.load(Ordering::Relaxed) == 0 {
-        return;
+    if heap.mailbox.load(Ordering::Relaxed) != 0 {
+        drain_mailbox_slow(heap, local);
     }
+}
+
+#[cold]
+fn drain_mailbox_slow(heap: &HeapRecord, local: &mut HeapLocal) {
     let mut top = heap.mailbox.swap(0, Ordering::Acquire);
     while top != 0 {
         let frame = top - 1;
@@ -367,30 +385,36 @@ pub(crate) fn drain_mailbox(heap: &HeapRecord, local: &mut HeapLocal) {
     }
 }
 
-/// A span on this heap has no slot out: keep it, reset for contiguous runs,
-/// or give it back to the pool. Owner only.
+/// A span on this heap has no slot out: the head of its avail queue starts
+/// over with a fresh run, any other goes back to the pool. Owner only.
 pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
-    // A span in the mailbox must stay until the owner drains it.
-    let in_mailbox = span.remote.load(Ordering::Relaxed) & remote::IN_MAILBOX != 0;
     // SAFETY: the span belongs to this heap; no other local reference is live.
     let sl = unsafe { span.local() };
-    if sl.kept_empty || in_mailbox || local.empty_spans < HEAP_EMPTY_SPANS {
-        sl.bump = 0;
-        sl.free_count = 0;
-        if !sl.kept_empty {
-            sl.kept_empty = true;
-            local.empty_spans += 1;
-        }
-        if sl.queue == QUEUE_FULL {
-            // SAFETY: as above; `sl` is not used past this point.
-            unsafe { move_to(local, frame, QUEUE_AVAIL) };
-        }
-        return;
+    sl.restart();
+    let class = sl.class;
+    if sl.queue == QUEUE_FULL {
+        // SAFETY: as above; `sl` is not used past this point.
+        unsafe { move_to(local, frame, QUEUE_AVAIL) };
+    } else if local.queues[class as usize].avail != frame + 1 {
+        // SAFETY: as above.
+        unsafe { release_if_idle(local, frame, span) };
     }
-    // SAFETY: as above; `sl` is not used past this point.
-    unsafe {
-        unlink(local, frame);
-        release(frame, span);
+}
+
+/// Releases an empty span unless it is in the mailbox, which must be drained
+/// first; the drain looks at it again.
+///
+/// # Safety
+/// - This thread owns the span, which is empty, and holds no reference
+///   from `Span::local` for it or its neighbours.
+unsafe fn release_if_idle(local: &mut HeapLocal, frame: u32, span: &Span) {
+    if span.remote.load(Ordering::Relaxed) & remote::IN_MAILBOX == 0 {
+        // SAFETY: forwarded contract; no freer notifies a span not in the
+        // mailbox.
+        unsafe {
+            unlink(local, frame);
+            release(frame, span);
+        }
     }
 }
 
@@ -428,7 +452,7 @@ pub(crate) fn after_local_free(heap: &HeapRecord, frame: u32, span: &Span) {
 fn retire_current() {
     let heap = current();
     let _ = EXITED.try_with(|e| e.set(true));
-    if heap.is_null() {
+    if heap == NO_HEAP {
         return;
     }
     // SAFETY: records are never freed; this thread owns it and nothing else
@@ -451,20 +475,14 @@ fn retire_current() {
         }
         local.queues[class] = ClassQueues::default();
     }
-    local.empty_spans = 0;
     record.mailbox.store(0, Ordering::Relaxed);
     for (retired, count) in RETIRED.iter().zip(record.counters.read()) {
         retired.fetch_add(count, Ordering::Relaxed);
     }
-    for counter in [
-        &record.counters.batched_boxes,
-        &record.counters.reserve_calls,
-        &record.counters.reserved_slots,
-        &record.counters.settled_slots,
-    ] {
+    for counter in record.counters.all() {
         counter.store(0, Ordering::Relaxed);
     }
-    let _ = CURRENT.try_with(|c| c.set(ptr::null_mut()));
+    let _ = CURRENT.try_with(|c| c.set(NO_HEAP));
     // Release: the next thread to claim the record sees it clean, and sees
     // every span of this heap disowned.
     record.in_use.store(false, Ordering::Release);
@@ -480,7 +498,6 @@ fn retire_span(frame: u32, span: &Span) {
         sl.queue = QUEUE_NONE;
         sl.prev = 0;
         sl.next = 0;
-        sl.kept_empty = false;
     }
     span.owner.store(ptr::null_mut(), Ordering::Relaxed);
     if remote::abandon(span) {

@@ -1,38 +1,38 @@
 //! The reserved address range spans live in, and the frames it is cut into.
 //!
 //! One reservation holds the span metadata array followed by the frames.
-//! Ownership of a pointer is one subtraction and one comparison against the
-//! range, made before any header is read; a range of length 0 (before the
-//! reservation) rejects every pointer. Frames are committed in chunks as the
+//! Ownership of a pointer is one subtraction and one comparison against a
+//! constant length, made before any header is read. Before the reservation
+//! the base is 2^63, an address no user-space pointer reaches, so every
+//! pointer is rejected; if the full size cannot be reserved the region stays
+//! that way and batches fall back to `Box::new`. Frames are committed in chunks as the
 //! high-water mark grows, recycled through a lock-free pool, and given back to
 //! the OS once the pool holds more than [`POOL_RESIDENT_FRAMES`].
 
 use core::ptr;
 
 use crate::config::{
-    COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, MIN_REGION_BYTES, PAGE_SIZE, POOL_RESIDENT_FRAMES,
-    REGION_BYTES,
+    COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, POOL_RESIDENT_FRAMES, REGION_BYTES,
 };
 use crate::os;
 use crate::span::{Span, SpanLocal};
 use crate::sync::{backoff, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-/// The fields `dealloc` reads, together on one cache line.
-#[repr(C, align(64))]
-struct Bounds {
-    /// Bytes of frames; 0 until the region is ready.
-    frames_len: AtomicUsize,
-    /// First frame, with provenance over the whole reservation.
-    frames_base: AtomicPtr<u8>,
-    /// Span metadata array: one entry per frame.
-    spans: AtomicPtr<Span>,
-}
+/// First frame, with provenance over the whole reservation; the span
+/// metadata array ends [`META_BYTES`] before it. [`UNRESERVED`] until the
+/// region is ready.
+static FRAMES_BASE: AtomicPtr<u8> = AtomicPtr::new(UNRESERVED);
 
-static BOUNDS: Bounds = Bounds {
-    frames_len: AtomicUsize::new(0),
-    frames_base: AtomicPtr::new(ptr::null_mut()),
-    spans: AtomicPtr::new(ptr::null_mut()),
-};
+/// A base no pointer lies above: user-space addresses stay below 2^57 on
+/// every 64-bit platform, and `p - 2^63` wraps past any region length.
+const UNRESERVED: *mut u8 = ptr::without_provenance_mut(1 << (usize::BITS - 1));
+
+/// Most frames a region may have.
+const MAX_FRAMES: usize = REGION_BYTES / FRAME_SIZE;
+
+/// Bytes of the metadata array in front of the frames, sized for the largest
+/// region so that a span's metadata is a constant distance from the frames.
+const META_BYTES: usize = (MAX_FRAMES * size_of::<Span>()).div_ceil(FRAME_SIZE) * FRAME_SIZE;
 
 const UNINIT: usize = 0;
 const BUSY: usize = 1;
@@ -40,8 +40,6 @@ const READY: usize = 2;
 const FAILED: usize = 3;
 
 static STATE: AtomicUsize = AtomicUsize::new(UNINIT);
-/// Frames in the reservation.
-static FRAME_COUNT: AtomicUsize = AtomicUsize::new(0);
 /// Frames ever handed out (may run past `FRAME_COUNT` once exhausted).
 static NEXT_FRAME: AtomicUsize = AtomicUsize::new(0);
 /// Frames whose memory and metadata are readable and writable.
@@ -55,41 +53,62 @@ static POOL_RESIDENT: AtomicUsize = AtomicUsize::new(0);
 /// Bytes of spans assigned to heaps or abandoned by exited threads.
 static SPAN_BYTES: AtomicUsize = AtomicUsize::new(0);
 
-/// A pointer found inside the region: its span and where in the frame it is.
+/// A pointer found inside the region: the region's base, with provenance
+/// over all of it, and the pointer's offset from it.
 #[derive(Clone, Copy)]
-pub(crate) struct SlotRef {
-    pub span: &'static Span,
-    pub frame: u32,
-    pub offset: u32,
+pub(crate) struct Located {
+    pub base: *mut u8,
+    pub offset: usize,
 }
 
-/// The span slot `p` points into, or `None` for any pointer the region does
-/// not hold. Reads no header: a range check first.
-#[inline(always)]
-pub(crate) fn slot_of(p: *const u8) -> Option<SlotRef> {
-    let len = BOUNDS.frames_len.load(Ordering::Acquire);
-    let base = BOUNDS.frames_base.load(Ordering::Relaxed);
-    let off = p.addr().wrapping_sub(base.addr());
-    if off >= len {
-        return None;
+impl Located {
+    /// The frame the pointer is in.
+    #[inline(always)]
+    pub(crate) fn frame(self) -> u32 {
+        (self.offset >> FRAME_SHIFT) as u32
     }
-    let frame = off >> FRAME_SHIFT;
-    Some(SlotRef {
-        span: span(frame as u32),
-        frame: frame as u32,
-        offset: (off & (FRAME_SIZE - 1)) as u32,
-    })
+
+    /// Offset of the pointer in its frame.
+    #[inline(always)]
+    pub(crate) fn offset_in_frame(self) -> u32 {
+        (self.offset & (FRAME_SIZE - 1)) as u32
+    }
+
+    /// The metadata of the pointer's frame.
+    #[inline(always)]
+    pub(crate) fn span(self) -> &'static Span {
+        span_in(self.base, self.offset >> FRAME_SHIFT)
+    }
+}
+
+/// Where `p` lies in the region, or `None` for any pointer the region does
+/// not hold. Reads no metadata: a range check first.
+#[inline(always)]
+pub(crate) fn locate(p: *const u8) -> Option<Located> {
+    // Acquire: a thread that sees the base sees the metadata set up before.
+    let base = FRAMES_BASE.load(Ordering::Acquire);
+    let offset = p.addr().wrapping_sub(base.addr());
+    if offset < REGION_BYTES {
+        Some(Located { base, offset })
+    } else {
+        None
+    }
+}
+
+#[inline(always)]
+fn span_in(frames_base: *mut u8, frame: usize) -> &'static Span {
+    let spans = frames_base.wrapping_sub(META_BYTES).cast::<Span>();
+    // SAFETY: only frames below the committed mark are ever named (they come
+    // from `acquire_frame` or from a pointer inside the region, which only
+    // such frames hand out); their metadata is committed memory inside the
+    // reservation that is never unmapped, and an all-zero `Span` is valid.
+    unsafe { &*spans.add(frame) }
 }
 
 /// The metadata of frame `frame`.
 #[inline(always)]
 pub(crate) fn span(frame: u32) -> &'static Span {
-    let spans = BOUNDS.spans.load(Ordering::Relaxed);
-    // SAFETY: only frames below the committed mark are ever named (they come
-    // from `acquire_frame` or from a pointer inside the region, which only
-    // such frames hand out), their metadata is committed memory that is never
-    // unmapped, and an all-zero `Span` is valid.
-    unsafe { &*spans.add(frame as usize) }
+    span_in(FRAMES_BASE.load(Ordering::Relaxed), frame as usize)
 }
 
 /// The first byte of frame `frame`, with provenance over the region, so that
@@ -97,8 +116,7 @@ pub(crate) fn span(frame: u32) -> &'static Span {
 /// pointer only covers its slot).
 #[inline(always)]
 pub(crate) fn frame_base(frame: u32) -> *mut u8 {
-    BOUNDS
-        .frames_base
+    FRAMES_BASE
         .load(Ordering::Relaxed)
         .wrapping_add((frame as usize) << FRAME_SHIFT)
 }
@@ -133,32 +151,19 @@ fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
 }
 
-/// Tries the configured size, then halves it, for processes whose address
-/// space is limited.
+/// Reserves the metadata array and the frames in one range aligned to a
+/// frame. All or nothing: the ownership check compares against the full
+/// length.
 fn reserve_region() -> bool {
-    let mut frames_bytes = REGION_BYTES;
-    loop {
-        let frames = frames_bytes / FRAME_SIZE;
-        let meta_bytes = round_up(frames * size_of::<Span>(), FRAME_SIZE);
-        let total = meta_bytes + frames_bytes + FRAME_SIZE;
-        if let Some(start) = os::reserve(total) {
-            let start = start.as_ptr();
-            let misalign = start.addr() & (FRAME_SIZE - 1);
-            let aligned = start.wrapping_add((FRAME_SIZE - misalign) & (FRAME_SIZE - 1));
-            FRAME_COUNT.store(frames, Ordering::Relaxed);
-            BOUNDS.spans.store(aligned.cast(), Ordering::Relaxed);
-            BOUNDS
-                .frames_base
-                .store(aligned.wrapping_add(meta_bytes), Ordering::Relaxed);
-            // Publishes the two stores above to every reader of the length.
-            BOUNDS.frames_len.store(frames_bytes, Ordering::Release);
-            return true;
-        }
-        frames_bytes /= 2;
-        if frames_bytes < MIN_REGION_BYTES.min(REGION_BYTES) {
-            return false;
-        }
-    }
+    let Some(start) = os::reserve(META_BYTES + REGION_BYTES + FRAME_SIZE) else {
+        return false;
+    };
+    let start = start.as_ptr();
+    let misalign = start.addr() & (FRAME_SIZE - 1);
+    let aligned = start.wrapping_add((FRAME_SIZE - misalign) & (FRAME_SIZE - 1));
+    // Release: publishes the reservation to every thread that reads the base.
+    FRAMES_BASE.store(aligned.wrapping_add(META_BYTES), Ordering::Release);
+    true
 }
 
 /// Frames whose metadata may be read: the bound for walks over all spans.
@@ -183,7 +188,7 @@ pub(crate) fn acquire_frame() -> Option<u32> {
         return Some(frame);
     }
     let frame = NEXT_FRAME.fetch_add(1, Ordering::Relaxed);
-    if frame >= FRAME_COUNT.load(Ordering::Relaxed) {
+    if frame >= MAX_FRAMES {
         return None;
     }
     if frame >= COMMITTED.load(Ordering::Acquire) && !commit_through(frame) {
@@ -203,10 +208,9 @@ fn commit_through(frame: usize) -> bool {
         backoff(&mut spins);
     }
     let mut ok = true;
-    let count = FRAME_COUNT.load(Ordering::Relaxed);
     while ok && COMMITTED.load(Ordering::Relaxed) <= frame {
         let from = COMMITTED.load(Ordering::Relaxed);
-        let to = (from + COMMIT_FRAMES).min(count);
+        let to = (from + COMMIT_FRAMES).min(MAX_FRAMES);
         ok = commit_frames(from, to);
         if ok {
             COMMITTED.store(to, Ordering::Release);
@@ -217,7 +221,7 @@ fn commit_through(frame: usize) -> bool {
 }
 
 fn commit_frames(from: usize, to: usize) -> bool {
-    let spans = BOUNDS.spans.load(Ordering::Relaxed).cast::<u8>();
+    let spans = frame_base(0).wrapping_sub(META_BYTES);
     let meta_from = from * size_of::<Span>() / PAGE_SIZE * PAGE_SIZE;
     let meta_to = round_up(to * size_of::<Span>(), PAGE_SIZE);
     let frames = frame_base(from as u32);

@@ -21,7 +21,7 @@
 //! one. Because head, count and flags change together, no state is seen
 //! half-updated and no separate lock is needed.
 
-use crate::span::{write_link, Span};
+use crate::span::{write_link, Span, NIL};
 use crate::sync::{backoff, Ordering};
 
 const HEAD_MASK: u64 = 0xFFFF_FFFF;
@@ -58,13 +58,15 @@ pub(crate) enum Pushed {
 
 /// Pushes a chain of `n` free slots onto the span's remote list: `first` is
 /// the chain's first slot (offset `first_offset`), `last` its last slot,
-/// whose link this function writes. Earlier links of the chain are the
-/// caller's.
+/// whose link this function writes (so a remote list always ends in
+/// [`NIL`]). Earlier links of the chain are the caller's.
 ///
 /// # Safety
 /// - The chain's slots belong to `span`, are out of it (counted in `used`),
 ///   and are owned by the caller, who gives them up.
-/// - `last` has provenance over its slot.
+/// - `last` has provenance over its slot: for a slot freed by its box, the
+///   box's own pointer (writing through the region's base instead would
+///   invalidate a box still protected by the call that drops it).
 pub(crate) unsafe fn push_chain(span: &Span, first_offset: u32, last: *mut u8, n: u32) -> Pushed {
     let add = COUNT_ONE * n as u64;
     let mut word = span.remote.load(Ordering::Relaxed);
@@ -72,9 +74,10 @@ pub(crate) unsafe fn push_chain(span: &Span, first_offset: u32, last: *mut u8, n
         let new = if word & ABANDONED != 0 {
             word + add
         } else {
+            let next = if count(word) == 0 { NIL } else { head(word) };
             // SAFETY: the slot is the caller's to give; nobody reads the
             // link until the compare-and-swap below publishes it.
-            unsafe { write_link(last, head(word)) };
+            unsafe { write_link(last, next) };
             let mut new = ((word & !HEAD_MASK) + add) | first_offset as u64;
             if word & ARMED != 0 {
                 new = (new & !ARMED) | NOTIFYING | IN_MAILBOX;
@@ -119,6 +122,13 @@ pub(crate) struct Take {
     pub from_mailbox: bool,
     /// The span is on the full queue: arm it if nothing was freed.
     pub arm_if_empty: bool,
+}
+
+/// Whether frees wait on the remote list: a plain load, for the owner to
+/// skip [`take`] when there is nothing to take.
+#[inline]
+pub(crate) fn has_pending(span: &Span) -> bool {
+    span.remote.load(Ordering::Relaxed) & COUNT_MASK != 0
 }
 
 /// Takes the remote list, owner only. Returns the list's first slot offset

@@ -3,12 +3,14 @@
 
 use crate::class::CLASSES;
 use crate::heap::{
-    self, count_reserve, count_settled, drain_mailbox, merge_remote, move_to, push_front,
+    self, count_given_back, count_reserve, drain_mailbox, merge_remote, move_to, push_front,
     HeapLocal, HeapRecord,
 };
 use crate::region::{self, frame_base};
 use crate::remote::{self, Take};
-use crate::span::{read_link, write_link, Span, SpanLocal, QUEUE_AVAIL, QUEUE_FULL};
+use crate::span::{
+    owner_heap, read_link, write_link, Span, SpanLocal, NIL, QUEUE_AVAIL, QUEUE_FULL,
+};
 use crate::sync::Ordering;
 
 /// Slots reserved from one span: a list of recycled slots followed by a
@@ -22,12 +24,8 @@ pub(crate) struct Reservation {
     /// The run of fresh slots `[bump_start, bump_end)`.
     pub bump_start: u32,
     pub bump_end: u32,
-}
-
-impl Reservation {
-    pub(crate) fn slots(&self, slot_size: u32) -> u32 {
-        self.list_len + (self.bump_end - self.bump_start) / slot_size
-    }
+    /// Slots in all: the list's and the run's.
+    pub len: u32,
 }
 
 /// Reserves at least one and up to about `want` slots of `class` from this
@@ -45,31 +43,34 @@ pub(crate) fn reserve(class: u8, want: u32) -> Option<Reservation> {
             next => next - 1,
         };
         let span = region::span(frame);
-        let (head, n) = remote::take(
-            span,
-            Take {
-                from_mailbox: false,
-                arm_if_empty: false,
-            },
-        );
-        // SAFETY: this thread owns the span; no local reference is live.
-        unsafe { merge_remote(frame, span, head, n) };
+        if remote::has_pending(span) {
+            collect(frame, span);
+        }
         // SAFETY: as above.
         let sl = unsafe { span.local() };
         if let Some(reservation) = take_slots(frame, span, sl, want) {
-            if sl.kept_empty {
-                sl.kept_empty = false;
-                local.empty_spans -= 1;
-            }
-            let exhausted = sl.free_count == 0 && sl.bump == sl.limit;
-            if exhausted {
+            if sl.exhausted() {
                 park_full(local, frame, span);
             }
-            count_reserve(heap, reservation.slots(span.slot_size.load(Ordering::Relaxed)));
+            count_reserve(heap, reservation.len);
             return Some(reservation);
         }
         park_full(local, frame, span);
     }
+}
+
+/// Takes the span's remote list onto its own free list. Owner only.
+#[cold]
+fn collect(frame: u32, span: &Span) {
+    let (head, n) = remote::take(
+        span,
+        Take {
+            from_mailbox: false,
+            arm_if_empty: false,
+        },
+    );
+    // SAFETY: this thread owns the span; no local reference is live.
+    unsafe { merge_remote(frame, span, head, n) };
 }
 
 /// Takes up to `want` slots, recycled ones first. A fresh run takes the rest
@@ -82,40 +83,40 @@ fn take_slots(frame: u32, span: &Span, sl: &mut SpanLocal, want: u32) -> Option<
         ..Reservation::default()
     };
     let mut need = want.max(1);
-    if sl.free_count > 0 {
-        let taken = need.min(sl.free_count);
+    if sl.free_head != NIL {
         let base = frame_base(frame);
-        let mut last = sl.free_head;
-        for _ in 1..taken {
-            // SAFETY: free slots of this span hold links written by this
-            // thread or made visible by a take's acquire.
-            last = unsafe { read_link(base.wrapping_add(last as usize)) };
-        }
-        reservation.list_head = sl.free_head;
-        reservation.list_len = taken;
-        sl.free_count -= taken;
-        if sl.free_count > 0 {
+        let head = sl.free_head;
+        let mut taken = 1;
+        // SAFETY: free slots of this span hold links written by this thread
+        // or made visible by a take's acquire.
+        let mut next = unsafe { read_link(base.wrapping_add(head as usize)) };
+        while taken < need && next != NIL {
             // SAFETY: as above.
-            sl.free_head = unsafe { read_link(base.wrapping_add(last as usize)) };
+            next = unsafe { read_link(base.wrapping_add(next as usize)) };
+            taken += 1;
         }
+        reservation.list_head = head;
+        reservation.list_len = taken;
+        sl.free_head = next;
         need -= taken;
     }
-    if need > 0 && sl.bump < sl.limit {
-        let remaining = (sl.limit - sl.bump) / size;
-        let taken = if remaining < need.saturating_mul(2) {
-            remaining
+    let mut fresh = 0;
+    if need > 0 && sl.fresh > 0 {
+        fresh = if sl.fresh < need.saturating_mul(2) {
+            sl.fresh
         } else {
             need
         };
         reservation.bump_start = sl.bump;
-        reservation.bump_end = sl.bump + taken * size;
+        reservation.bump_end = sl.bump + fresh * size;
         sl.bump = reservation.bump_end;
+        sl.fresh -= fresh;
     }
-    let slots = reservation.slots(size);
-    if slots == 0 {
+    reservation.len = reservation.list_len + fresh;
+    if reservation.len == 0 {
         return None;
     }
-    span.add_used(slots as i64);
+    span.add_used(reservation.len as i64);
     Some(reservation)
 }
 
@@ -144,42 +145,32 @@ fn new_span(heap: &HeapRecord, local: &mut HeapLocal, class: u8) -> Option<u32> 
     );
     // SAFETY: a frame just taken from the region is held by this thread alone.
     let sl = unsafe { span.local() };
-    *sl = SpanLocal {
-        class,
-        resident: sl.resident,
-        limit: shape.slots * shape.size,
-        ..SpanLocal::default()
-    };
+    *sl = SpanLocal::fresh(class, shape.slots, sl.resident);
     // SAFETY: this thread owns the new span, which is on no queue.
     unsafe { push_front(local, frame, QUEUE_AVAIL) };
     region::note_assigned(shape.span_bytes());
     Some(frame)
 }
 
-/// Ends a reservation of `reserved` slots, of which the slots described by
-/// `unused` were not handed out: they go back to the span, on whichever
-/// thread the batch ends.
+/// Gives back the slots of a reservation that were never handed out, on
+/// whichever thread the batch ends.
 ///
 /// # Safety
 /// - `unused` describes slots of a reservation this caller holds, still
 ///   linked as the reservation handed them over, and never handed out.
-pub(crate) unsafe fn give_back(unused: Reservation, reserved: u32) {
+pub(crate) unsafe fn give_back(unused: Reservation) {
     let frame = unused.frame;
     let span = region::span(frame);
     let size = span.slot_size.load(Ordering::Relaxed);
-    let returned = unused.slots(size);
     let heap = heap::current();
-    count_settled(heap, reserved, returned);
-    if returned == 0 {
-        return;
-    }
-    if !heap.is_null() && span.owner.load(Ordering::Relaxed) == heap {
-        // SAFETY: the span's owner is this thread's heap; records are never
-        // freed.
+    count_given_back(heap, unused.len);
+    if owner_heap(span.owner.load(Ordering::Relaxed)) == heap {
+        // SAFETY: the span's owner is this thread's heap (never the no-heap
+        // marker); records are never freed.
         let heap = unsafe { &*heap };
         // SAFETY: forwarded contract; this thread owns the span.
         unsafe { give_back_local(frame, span, unused, size) };
-        span.add_used(-(returned as i64));
+        span.add_used(-(unused.len as i64));
         // SAFETY: as above, for the span's state.
         let sl = unsafe { span.local() };
         if sl.queue == QUEUE_FULL || span.used.load(Ordering::Relaxed) == 0 {
@@ -198,29 +189,26 @@ unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u3
     // SAFETY: this thread owns the span; no other local reference is live.
     let sl = unsafe { span.local() };
     if unused.list_len > 0 {
-        if sl.free_count > 0 {
-            let mut tail = unused.list_head;
-            for _ in 1..unused.list_len {
-                // SAFETY: the list's slots are linked as reserved.
-                tail = unsafe { read_link(base.wrapping_add(tail as usize)) };
-            }
-            // SAFETY: the tail is an unused slot of the reservation.
-            unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head) };
+        let mut tail = unused.list_head;
+        for _ in 1..unused.list_len {
+            // SAFETY: the list's slots are linked as reserved.
+            tail = unsafe { read_link(base.wrapping_add(tail as usize)) };
         }
+        // SAFETY: the tail is an unused slot of the reservation.
+        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head) };
         sl.free_head = unused.list_head;
-        sl.free_count += unused.list_len;
     }
     if unused.bump_end > unused.bump_start {
         if sl.bump == unused.bump_end {
             // Nothing was carved after the run: roll the bump back.
             sl.bump = unused.bump_start;
+            sl.fresh += (unused.bump_end - unused.bump_start) / size;
         } else {
             let mut offset = unused.bump_start;
             while offset < unused.bump_end {
                 // SAFETY: an unused slot of the reservation.
                 unsafe { write_link(base.wrapping_add(offset as usize), sl.free_head) };
                 sl.free_head = offset;
-                sl.free_count += 1;
                 offset += size;
             }
         }
@@ -262,9 +250,157 @@ unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u
         unused.list_head
     };
     let Some(last) = last else { return };
-    let n = unused.slots(size);
+    let n = unused.len;
     // SAFETY: the chain is the caller's to give up; `last` derives from the
     // frame base.
     let pushed = unsafe { remote::push_chain(span, first, base.wrapping_add(last as usize), n) };
     crate::free::after_remote_push(pushed, frame, span);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class::{class_of, NUM_CLASSES};
+    use crate::region::locate;
+
+    type Slot64 = [u64; 8];
+
+    /// A slot pointer sent to another thread to be freed there.
+    struct SendPtr(*mut u8);
+    // SAFETY: the slot is given up by the sender; the receiver only frees it.
+    unsafe impl Send for SendPtr {}
+
+    fn class64() -> u8 {
+        class_of::<Slot64>()
+    }
+
+    fn slot_ptr(reservation: &Reservation, offset: u32) -> *mut u8 {
+        frame_base(reservation.frame).wrapping_add(offset as usize)
+    }
+
+    /// Frees a slot the way `Box` does: through the global allocator.
+    fn free_slot(p: *mut u8) {
+        // SAFETY: `p` is a slot of a reservation this test took and handed
+        // out to itself once; the test's global allocator is `BatchAlloc`.
+        unsafe { std::alloc::dealloc(p, std::alloc::Layout::new::<Slot64>()) }
+    }
+
+    /// Every slot of a run, in order.
+    fn run_slots(r: &Reservation, size: u32) -> Vec<*mut u8> {
+        (r.bump_start..r.bump_end)
+            .step_by(size as usize)
+            .map(|offset| slot_ptr(r, offset))
+            .collect()
+    }
+
+    #[test]
+    fn a_reservation_is_a_contiguous_run_inside_one_span() {
+        let reservation = reserve(class64(), 16).expect("region available");
+        let size = CLASSES[class64() as usize].size;
+        assert_eq!(reservation.list_len, 0);
+        assert_eq!(reservation.len, 16);
+        assert_eq!(reservation.bump_end - reservation.bump_start, 16 * size);
+        let first = locate(slot_ptr(&reservation, reservation.bump_start)).unwrap();
+        let last = locate(slot_ptr(&reservation, reservation.bump_end - size)).unwrap();
+        assert_eq!(first.frame(), last.frame());
+        assert_eq!(first.frame(), reservation.frame);
+        // SAFETY: nothing was handed out.
+        unsafe { give_back(reservation) };
+    }
+
+    #[test]
+    fn giving_back_an_untouched_run_rolls_the_bump_back() {
+        let class = class64();
+        let first = reserve(class, 8).unwrap();
+        // SAFETY: nothing was handed out.
+        unsafe { give_back(first) };
+        let second = reserve(class, 8).unwrap();
+        assert_eq!(first, second, "the same slots come back");
+        // SAFETY: nothing was handed out.
+        unsafe { give_back(second) };
+    }
+
+    #[test]
+    fn freed_slots_are_reused_by_later_reservations() {
+        let class = class64();
+        let size = CLASSES[class as usize].size;
+        let held = reserve(class, 4).unwrap();
+        // Keep the span from emptying (which would reset it to a fresh run).
+        let keeper = reserve(class, 1).unwrap();
+        let slots = run_slots(&held, size);
+        free_slot(slots[1]);
+        let again = reserve(class, 1).unwrap();
+        assert_eq!(again.list_len, 1);
+        assert_eq!(slot_ptr(&again, again.list_head), slots[1]);
+        for &p in [slots[0], slots[2], slots[3], slots[1]].iter() {
+            free_slot(p);
+        }
+        // SAFETY: the keeper's slot was never handed out.
+        unsafe { give_back(keeper) };
+    }
+
+    #[test]
+    fn an_emptied_span_starts_over_with_a_fresh_run() {
+        let class = class64();
+        let size = CLASSES[class as usize].size;
+        let r = reserve(class, 3).unwrap();
+        for p in run_slots(&r, size).into_iter().rev() {
+            free_slot(p);
+        }
+        let next = reserve(class, 3).unwrap();
+        assert_eq!(next.list_len, 0, "no list once a span is empty again");
+        assert_eq!(next.bump_start, 0);
+        // SAFETY: nothing was handed out.
+        unsafe { give_back(next) };
+    }
+
+    #[test]
+    fn a_full_span_comes_back_through_the_mailbox_after_a_remote_free() {
+        // The largest class has the fewest slots per span.
+        let class = (NUM_CLASSES - 1) as u8;
+        let shape = CLASSES[class as usize];
+        let r = reserve(class, shape.slots).unwrap();
+        assert_eq!(r.len, shape.slots, "the whole span");
+        let slots = run_slots(&r, shape.size);
+        let victim = SendPtr(slots[5]);
+        std::thread::spawn(move || {
+            let victim = victim;
+            free_slot(victim.0)
+        })
+        .join()
+        .unwrap();
+        // The next refill drains the mailbox and finds the freed slot.
+        let again = reserve(class, 1).unwrap();
+        assert_eq!(again.frame, r.frame);
+        assert_eq!(again.list_len, 1);
+        assert_eq!(slot_ptr(&again, again.list_head), slots[5]);
+        for (i, &p) in slots.iter().enumerate() {
+            if i != 5 {
+                free_slot(p);
+            }
+        }
+        free_slot(slots[5]);
+    }
+
+    #[test]
+    fn a_batch_ended_on_another_thread_returns_its_slots_remotely() {
+        let class = class64();
+        let r = reserve(class, 10).unwrap();
+        let keeper = reserve(class, 1).unwrap();
+        std::thread::spawn(move || {
+            // SAFETY: nothing was handed out; any thread may end a reservation.
+            unsafe { give_back(r) }
+        })
+        .join()
+        .unwrap();
+        // The ten slots come back on the next look at the span.
+        let again = reserve(class, 10).unwrap();
+        assert_eq!(again.frame, r.frame);
+        assert_eq!(again.len, 10);
+        // SAFETY: nothing was handed out.
+        unsafe {
+            give_back(again);
+            give_back(keeper);
+        }
+    }
 }

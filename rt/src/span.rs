@@ -5,7 +5,7 @@
 //! Counting equation, for a span assigned to a heap:
 //!
 //! ```text
-//! slots == used + free_count + (limit - bump) / slot_size
+//! slots == used + length of the free list + fresh
 //! used  == slots in batch runs + slots in user boxes (including those freed
 //!          by other threads and still on the remote list)
 //! ```
@@ -30,8 +30,10 @@ pub(crate) struct Span {
     /// that a push and a state change are one compare-and-swap. See
     /// [`crate::remote`].
     pub remote: AtomicU64,
-    /// The heap that owns the span; null while pooled or abandoned. Compared
-    /// (never dereferenced) by `dealloc` to pick the owner-local path.
+    /// The heap that owns the span, with the low bit set while the span is on
+    /// the heap's full queue (see [`owner_word`]); null while pooled or
+    /// abandoned. `dealloc` compares it with the current heap to pick the
+    /// owner-local path.
     pub owner: AtomicPtr<HeapRecord>,
     /// Slots out of the span (see the counting equation). Written only by the
     /// owner, or by whoever reclaims an abandoned span, with a plain load and
@@ -61,18 +63,16 @@ pub(crate) struct SpanLocal {
     pub class: u8,
     /// `QUEUE_*`: which class queue of the owner holds the span.
     pub queue: u8,
-    /// Counted in its heap's `empty_spans`.
-    pub kept_empty: bool,
     /// Whether the frame's memory is resident while it sits in the pool.
     pub resident: bool,
-    /// End of the last slot: `slots * slot_size`.
-    pub limit: u32,
+    /// Slots in the span.
+    pub slots: u32,
     /// Start of the first slot never handed out since the span was last empty.
     pub bump: u32,
-    /// First slot of the owner's free list (valid when `free_count > 0`).
+    /// Slots from `bump` to the end of the span.
+    pub fresh: u32,
+    /// First slot of the owner's free list, or [`NIL`].
     pub free_head: u32,
-    /// Slots on the owner's free list.
-    pub free_count: u32,
     /// Neighbours in the class queue: frame index + 1, or 0.
     pub prev: u32,
     pub next: u32,
@@ -102,6 +102,51 @@ impl Span {
             "span used count out of range: {used}"
         );
         self.used.store(used as u32, Ordering::Relaxed);
+    }
+}
+
+/// The owner word of a span of `heap`: the heap's address, with the low bit
+/// set when the span is on the full queue. The owner-local free path
+/// compares the word with the current heap, so a free into a full span,
+/// which must move it back to the avail queue, falls to the slow path
+/// without a test of its own.
+pub(crate) fn owner_word(heap: *mut HeapRecord, full: bool) -> *mut HeapRecord {
+    heap.map_addr(|a| a | full as usize)
+}
+
+/// The heap an owner word names.
+pub(crate) fn owner_heap(word: *mut HeapRecord) -> *mut HeapRecord {
+    word.map_addr(|a| a & !1)
+}
+
+/// The end of a free list.
+pub(crate) const NIL: u32 = u32::MAX;
+
+impl SpanLocal {
+    /// The state of a span just assigned to a class, or emptied: no free
+    /// list, every slot fresh.
+    pub(crate) fn fresh(class: u8, slots: u32, resident: bool) -> SpanLocal {
+        SpanLocal {
+            class,
+            resident,
+            slots,
+            fresh: slots,
+            free_head: NIL,
+            ..SpanLocal::default()
+        }
+    }
+
+    /// Every slot free again: forget the free list and start over with one
+    /// contiguous run.
+    pub(crate) fn restart(&mut self) {
+        self.bump = 0;
+        self.fresh = self.slots;
+        self.free_head = NIL;
+    }
+
+    /// Nothing left to reserve.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.free_head == NIL && self.fresh == 0
     }
 }
 

@@ -7,9 +7,9 @@ use crate::sync::Ordering;
 
 /// A snapshot of the runtime, for every thread together.
 ///
-/// Counts of boxes settle when a batch's reservation ends (when the batch is
-/// refilled or dropped); with other threads quiet and their batches dropped,
-/// every field is exact. Gathering it walks every span and every heap: call
+/// A batch's reserved slots count as handed out and live until the batch
+/// gives back the ones it did not use (when it is refilled or dropped); with
+/// other threads quiet and their batches dropped, every field is exact. Gathering it walks every span and every heap: call
 /// it for diagnostics and tests, not in a hot loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -30,19 +30,17 @@ pub struct Stats {
 
 /// Gathers a [`Stats`] snapshot.
 pub fn stats() -> Stats {
-    let [batched_boxes, reserve_calls, reserved, settled] = counter_totals();
+    let [batched_boxes, reserve_calls] = counter_totals();
     let mut out_of_spans: i64 = 0;
     for frame in 0..region::frames_in_use() {
         let span = region::span(frame);
         let used = span.used.load(Ordering::Relaxed) as i64;
         out_of_spans += used - pending(span) as i64;
     }
-    // Slots in reservations not yet settled are out of their spans but in no box.
-    let in_batches = reserved.wrapping_sub(settled) as i64;
     Stats {
         batched_boxes,
         reserve_calls,
-        live_slots: (out_of_spans - in_batches).max(0) as u64,
+        live_slots: out_of_spans.max(0) as u64,
         span_bytes: span_bytes() as u64,
         cached_bytes: cached_bytes() as u64,
     }

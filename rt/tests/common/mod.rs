@@ -1,0 +1,94 @@
+//! Shared by the runtime's integration tests: boxes of three sizes that carry
+//! a fill pattern, checked when they are freed.
+
+#![allow(dead_code)]
+
+use batch_alloc_rt::Batch;
+
+/// A deterministic generator (xorshift64*), so failures replay exactly.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// A box of one of three sizes, filled with a pattern derived from its id.
+pub enum Filled {
+    Small(Box<[u64; 2]>),
+    Medium(Box<[u64; 8]>),
+    Large(Box<[u64; 32]>),
+}
+
+pub fn pattern(id: u64, i: usize) -> u64 {
+    id.wrapping_mul(0x0100_0000_01B3) ^ (i as u64).wrapping_mul(0x9E37_79B9)
+}
+
+fn fill<const N: usize>(id: u64) -> [u64; N] {
+    core::array::from_fn(|i| pattern(id, i))
+}
+
+/// Batches for the three sizes.
+#[derive(Default)]
+pub struct Batches {
+    pub small: Batch<[u64; 2]>,
+    pub medium: Batch<[u64; 8]>,
+    pub large: Batch<[u64; 32]>,
+}
+
+impl Batches {
+    pub fn with_capacity(n: usize) -> Batches {
+        Batches {
+            small: Batch::with_capacity(n),
+            medium: Batch::with_capacity(n),
+            large: Batch::with_capacity(n),
+        }
+    }
+
+    pub fn alloc(&mut self, kind: usize, id: u64) -> Filled {
+        match kind % 3 {
+            0 => Filled::Small(self.small.alloc(fill(id))),
+            1 => Filled::Medium(self.medium.alloc(fill(id))),
+            _ => Filled::Large(self.large.alloc(fill(id))),
+        }
+    }
+}
+
+impl Filled {
+    pub fn words(&self) -> &[u64] {
+        match self {
+            Filled::Small(b) => &b[..],
+            Filled::Medium(b) => &b[..],
+            Filled::Large(b) => &b[..],
+        }
+    }
+
+    pub fn addr_range(&self) -> (usize, usize) {
+        let words = self.words();
+        let start = words.as_ptr() as usize;
+        (start, start + size_of_val(words))
+    }
+
+    pub fn align_ok(&self) -> bool {
+        self.words().as_ptr() as usize % align_of::<u64>() == 0
+    }
+
+    /// Panics unless the pattern written at allocation is intact.
+    pub fn check(&self, id: u64) {
+        for (i, &w) in self.words().iter().enumerate() {
+            assert_eq!(w, pattern(id, i), "box {id} corrupted at word {i}");
+        }
+    }
+}
