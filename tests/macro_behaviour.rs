@@ -19,6 +19,16 @@
 //! exits ([`on_worker`]): one at a time, and with no other thread owning a
 //! heap whose exit could race a reading.
 
+// The functions box the way the code the attribute is for does.
+#![allow(
+    clippy::vec_box,
+    clippy::box_collection,
+    clippy::type_complexity,
+    clippy::let_and_return,
+    clippy::while_let_on_iterator,
+    clippy::unnecessary_map_on_constructor
+)]
+
 use std::cell::RefCell;
 use std::fmt::Debug;
 use std::future::Future;

@@ -58,5 +58,8 @@ fn stats_are_constant_while_idle_threads_exit() {
         }
         assert_eq!(stats().batched_boxes, settled, "after every thread exited");
     }
-    assert!(wrong.is_empty(), "readings (round, settled, read) while threads exited: {wrong:?}");
+    assert!(
+        wrong.is_empty(),
+        "readings (round, settled, read) while threads exited: {wrong:?}"
+    );
 }
