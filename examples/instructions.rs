@@ -7,7 +7,9 @@
 //!     target/release/examples/instructions batch 1024 100
 //! ```
 //!
-//! Workloads: `batch`, `box_new`, `vec` (T = 64 bytes, allocate N then drop).
+//! Workloads: `batch`, `box_new`, `vec` (T = 64 bytes, allocate N then drop);
+//! `batch_cross`, `box_new_cross` (allocate N here, drop them on another
+//! thread).
 
 use std::hint::black_box;
 
@@ -25,6 +27,10 @@ fn main() {
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).expect(usage);
     let reps: usize = args.get(3).and_then(|s| s.parse().ok()).expect(usage);
     std::thread::spawn(|| {}).join().unwrap();
+    if let Some(batched) = workload.strip_suffix("_cross") {
+        cross_thread(batched == "batch", n, reps);
+        return;
+    }
     let mut held: Vec<Box<T>> = Vec::with_capacity(n);
     for _ in 0..reps {
         match workload.as_str() {
@@ -57,4 +63,34 @@ fn main() {
     if std::env::var_os("INSTRUCTIONS_STATS").is_some() {
         eprintln!("{:?}", batch_alloc::stats());
     }
+}
+
+/// Allocates `n` boxes per repetition and hands them to a worker thread,
+/// which drops them.
+fn cross_thread(batched: bool, n: usize, reps: usize) {
+    let (to_worker, inbox) = std::sync::mpsc::channel::<Vec<Box<T>>>();
+    let (back, returned) = std::sync::mpsc::channel::<Vec<Box<T>>>();
+    let worker = std::thread::spawn(move || {
+        for mut boxes in inbox {
+            boxes.clear();
+            back.send(boxes).unwrap();
+        }
+    });
+    let mut held: Vec<Box<T>> = Vec::with_capacity(n);
+    for _ in 0..reps {
+        if batched {
+            let mut batch = Batch::with_capacity(n);
+            for i in 0..n as u64 {
+                held.push(batch.alloc([black_box(i); 8]));
+            }
+        } else {
+            for i in 0..n as u64 {
+                held.push(Box::new([black_box(i); 8]));
+            }
+        }
+        to_worker.send(held).unwrap();
+        held = returned.recv().unwrap();
+    }
+    drop(to_worker);
+    worker.join().unwrap();
 }
