@@ -47,14 +47,9 @@ impl Counters {
             self.reserve_calls.load(Ordering::Relaxed),
         ]
     }
-
-    fn all(&self) -> [&AtomicU64; 2] {
-        [&self.batched_boxes, &self.reserve_calls]
-    }
 }
 
-/// Counters of exited threads, and of threads that give slots back without
-/// having a heap.
+/// Counters of threads that give slots back without having a heap.
 static RETIRED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 /// The two queues of spans of one class in a heap: intrusive doubly linked
@@ -476,12 +471,8 @@ fn retire_current() {
         local.queues[class] = ClassQueues::default();
     }
     record.mailbox.store(0, Ordering::Relaxed);
-    for (retired, count) in RETIRED.iter().zip(record.counters.read()) {
-        retired.fetch_add(count, Ordering::Relaxed);
-    }
-    for counter in record.counters.all() {
-        counter.store(0, Ordering::Relaxed);
-    }
+    // The counters stay: the record's next owner keeps adding to them, so a
+    // `stats()` running meanwhile neither misses nor double-counts them.
     let _ = CURRENT.try_with(|c| c.set(NO_HEAP));
     // Release: the next thread to claim the record sees it clean, and sees
     // every span of this heap disowned.
