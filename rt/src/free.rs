@@ -65,21 +65,45 @@ unsafe fn free_local(span: &Span, ptr: *mut u8, at: Located) -> u32 {
 /// - As for [`free`].
 #[inline(never)]
 unsafe fn free_slow(heap: *mut HeapRecord, span: &Span, ptr: *mut u8, at: Located) {
-    if owner_heap(span.owner.load(Ordering::Relaxed)) == heap {
-        // SAFETY: this thread owns the span; forwarded slot contract.
-        unsafe { free_local(span, ptr, at) };
-        // SAFETY: records are never freed, and this one is this thread's.
-        heap::after_local_free(unsafe { &*heap }, at.frame(), span);
+    let owner = span.owner.load(Ordering::Relaxed);
+    if owner_heap(owner) == heap {
+        // SAFETY: forwarded contract; the owner word names this heap.
+        unsafe { free_into_full(heap, span, ptr, at) };
         return;
     }
+    debug_check_slot(span, at.offset_in_frame());
+    // SAFETY: the slot is out and given up by its box (the caller's
+    // contract); `ptr` covers it.
+    if owner.is_null() || !unsafe { remote::push_plain(span, at.offset_in_frame(), ptr) } {
+        // SAFETY: forwarded contract.
+        unsafe { free_remote_rare(span, ptr, at) };
+    }
+}
+
+/// A free into a span of this thread's full queue: back to the avail queue.
+///
+/// # Safety
+/// - As for [`free`], and this thread owns `span`.
+#[cold]
+unsafe fn free_into_full(heap: *mut HeapRecord, span: &Span, ptr: *mut u8, at: Located) {
+    // SAFETY: forwarded contract.
+    unsafe { free_local(span, ptr, at) };
+    // SAFETY: records are never freed, and this one is this thread's.
+    heap::after_local_free(unsafe { &*heap }, at.frame(), span);
+}
+
+/// A remote free into a span that is armed, abandoned, or (a double free)
+/// not assigned at all.
+///
+/// # Safety
+/// - As for [`free`].
+#[cold]
+unsafe fn free_remote_rare(span: &Span, ptr: *mut u8, at: Located) {
     if span.slot_size.load(Ordering::Relaxed) == 0 {
         fatal("batch-alloc: free of a pointer into a span with no slots out (double free?)");
     }
-    let offset = at.offset_in_frame();
-    debug_check_slot(span, offset);
-    // SAFETY: the slot is out and given up by its box (the caller's
-    // contract); `ptr` covers it.
-    let pushed = unsafe { remote::push_chain(span, offset, ptr, 1) };
+    // SAFETY: forwarded contract; `ptr` covers the slot.
+    let pushed = unsafe { remote::push_chain(span, at.offset_in_frame(), ptr, 1) };
     after_remote_push(pushed, at.frame(), span);
 }
 

@@ -56,6 +56,36 @@ pub(crate) enum Pushed {
     Reclaim,
 }
 
+/// Pushes one slot onto the remote list of a span in the common state (owned
+/// and not armed): one compare-and-swap, nothing else. Returns false, having
+/// done nothing, when the span is armed or abandoned: the caller then takes
+/// [`push_chain`], which handles both.
+///
+/// # Safety
+/// - As for [`push_chain`], for a chain of the one slot `slot` at `offset`.
+#[inline]
+pub(crate) unsafe fn push_plain(span: &Span, offset: u32, slot: *mut u8) -> bool {
+    let mut word = span.remote.load(Ordering::Relaxed);
+    loop {
+        if word & (ARMED | ABANDONED) != 0 {
+            return false;
+        }
+        let next = if count(word) == 0 { NIL } else { head(word) };
+        // SAFETY: the slot is the caller's to give; nobody reads the link
+        // until the compare-and-swap below publishes it.
+        unsafe { write_link(slot, next) };
+        let new = ((word & !HEAD_MASK) + COUNT_ONE) | offset as u64;
+        // Release: the link is visible to the owner that takes the list.
+        match span
+            .remote
+            .compare_exchange_weak(word, new, Ordering::Release, Ordering::Relaxed)
+        {
+            Ok(_) => return true,
+            Err(seen) => word = seen,
+        }
+    }
+}
+
 /// Pushes a chain of `n` free slots onto the span's remote list: `first` is
 /// the chain's first slot (offset `first_offset`), `last` its last slot,
 /// whose link this function writes (so a remote list always ends in
