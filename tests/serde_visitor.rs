@@ -1,0 +1,305 @@
+//! The pattern `batch_alloc::serde` documents for hand-written visitors:
+//! `#[batch_alloc]` on `visit_seq` / `visit_map` (or on the whole `impl`)
+//! batches the method's `while let ... { v.push(Box::new(x)) }` with nothing
+//! else changed.
+//!
+//! `visitors!` writes the same visitors into three modules: `plain` as
+//! written, `on_method` with the attribute on each `visit_*` method, and
+//! `on_impl` with it on each `impl` block. Each test runs all three on the
+//! same input and checks that they agree, on values and on errors, that
+//! the plain code took no box from a batch and that the annotated code took
+//! as many as a batch made by hand ([`model`]) serves.
+
+#![allow(clippy::vec_box)]
+
+use std::fmt::Debug;
+use std::sync::{Mutex, MutexGuard};
+
+use batch_alloc::{stats, Batch, BatchAlloc};
+use serde::{Deserialize, Serialize};
+
+#[global_allocator]
+static GLOBAL: BatchAlloc = BatchAlloc::system();
+
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+pub struct Event {
+    at: u64,
+    kind: String,
+    detail: Option<String>,
+}
+
+fn event(i: u64) -> Event {
+    Event {
+        at: i * 10,
+        kind: ["open", "read", "write", "close"][i as usize % 4].to_string(),
+        detail: (i % 3 == 0).then(|| format!("fd {i}")),
+    }
+}
+
+fn counting<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    let before = stats().batched_boxes;
+    let result = f();
+    (result, stats().batched_boxes - before)
+}
+
+/// What the batch of one `while let` loop serves when it boxes `values`:
+/// a loop has no trip count, so the batch has no hint.
+fn model<T>(values: impl IntoIterator<Item = T>) -> u64 {
+    let (boxes, count) = counting(|| {
+        let mut batch = Batch::new();
+        values
+            .into_iter()
+            .map(|v| batch.alloc(v))
+            .collect::<Vec<_>>()
+    });
+    drop(boxes);
+    count
+}
+
+macro_rules! visitors {
+    ($(#[$on_impl:meta])* ; $(#[$on_method:meta])*) => {
+        use std::fmt;
+
+        use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+
+        use super::Event;
+
+        pub struct Events;
+
+        $(#[$on_impl])*
+        impl<'de> Visitor<'de> for Events {
+            type Value = Vec<Box<Event>>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of events")
+            }
+
+            $(#[$on_method])*
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut events = Vec::new();
+                while let Some(event) = seq.next_element()? {
+                    events.push(Box::new(event));
+                }
+                Ok(events)
+            }
+        }
+
+        pub struct Named;
+
+        $(#[$on_impl])*
+        impl<'de> Visitor<'de> for Named {
+            type Value = Vec<(String, Box<Event>)>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("events by name")
+            }
+
+            $(#[$on_method])*
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut named = Vec::new();
+                while let Some((name, event)) = map.next_entry()? {
+                    named.push((name, Box::new(event)));
+                }
+                Ok(named)
+            }
+        }
+
+        /// A recursive type: every call of `visit_seq` has a batch of
+        /// its own.
+        #[derive(Debug, PartialEq)]
+        pub enum Tree {
+            Leaf(u64),
+            Branch(Vec<Box<Tree>>),
+        }
+
+        impl<'de> serde::Deserialize<'de> for Tree {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Tree, D::Error> {
+                d.deserialize_any(TreeVisitor)
+            }
+        }
+
+        struct TreeVisitor;
+
+        $(#[$on_impl])*
+        impl<'de> Visitor<'de> for TreeVisitor {
+            type Value = Tree;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or a list of trees")
+            }
+
+            fn visit_u64<E>(self, v: u64) -> Result<Tree, E> {
+                Ok(Tree::Leaf(v))
+            }
+
+            $(#[$on_method])*
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Tree, A::Error> {
+                let mut children = Vec::new();
+                while let Some(child) = seq.next_element()? {
+                    children.push(Box::new(child));
+                }
+                Ok(Tree::Branch(children))
+            }
+        }
+
+        pub fn events(json: &str) -> serde_json::Result<Vec<Box<Event>>> {
+            let mut de = serde_json::Deserializer::from_str(json);
+            let events = de.deserialize_seq(Events)?;
+            de.end()?;
+            Ok(events)
+        }
+
+        pub fn named(json: &str) -> serde_json::Result<Vec<(String, Box<Event>)>> {
+            let mut de = serde_json::Deserializer::from_str(json);
+            let named = de.deserialize_map(Named)?;
+            de.end()?;
+            Ok(named)
+        }
+
+        pub fn tree(json: &str) -> serde_json::Result<Tree> {
+            serde_json::from_str(json)
+        }
+    };
+}
+
+mod plain {
+    visitors!(;);
+}
+
+mod on_method {
+    use batch_alloc::batch_alloc;
+    visitors!(; #[batch_alloc]);
+}
+
+mod on_impl {
+    use batch_alloc::batch_alloc;
+    visitors!(#[batch_alloc];);
+}
+
+type Parse<R> = fn(&str) -> serde_json::Result<R>;
+
+/// Runs the three versions of one parse on `json`. They must agree (on the
+/// value, or on the error, message and position); the plain one takes no
+/// box from a batch, and each annotated one `expected`. Every slot is free
+/// again once the values are dropped.
+fn three_ways<R: Debug, M: Debug, I: Debug>(
+    json: &str,
+    (plain, on_method, on_impl): (Parse<R>, Parse<M>, Parse<I>),
+    expected: u64,
+) -> serde_json::Result<R> {
+    let live = stats().live_slots;
+    let (want, plain_count) = counting(|| plain(json));
+    assert_eq!(plain_count, 0, "plain code took boxes from a batch");
+    let want_text = format!("{want:?}");
+    let check = |name: &str, got: String, count: u64| {
+        assert_eq!(got, want_text, "attribute {name}");
+        assert_eq!(count, expected, "boxes from batches, attribute {name}");
+        assert_eq!(
+            stats().live_slots,
+            live,
+            "attribute {name}: slots left behind"
+        );
+    };
+    let (got, count) = counting(|| format!("{:?}", on_method(json)));
+    check("on the method", got, count);
+    let (got, count) = counting(|| format!("{:?}", on_impl(json)));
+    check("on the impl", got, count);
+    want
+}
+
+#[test]
+fn visit_seq_batches_its_loop() {
+    let _serial = serial();
+    for n in [0, 1, 2, 3, 10, 1000] {
+        let json = serde_json::to_string(&(0..n).map(event).collect::<Vec<_>>()).unwrap();
+        let expected = model((0..n).map(event));
+        let events = three_ways(
+            &json,
+            (plain::events, on_method::events, on_impl::events),
+            expected,
+        )
+        .unwrap();
+        assert_eq!(events.len(), n as usize);
+        assert!(events.iter().zip(0..).all(|(e, i)| **e == event(i)));
+    }
+    assert!(model((0..1000).map(event)) > 900);
+}
+
+#[test]
+fn visit_map_batches_its_loop() {
+    let _serial = serial();
+    for n in [0, 2, 3, 500] {
+        let map: serde_json::Map<String, serde_json::Value> = (0..n)
+            .map(|i| (format!("e{i}"), serde_json::to_value(event(i)).unwrap()))
+            .collect();
+        let json = serde_json::to_string(&map).unwrap();
+        let named = three_ways(
+            &json,
+            (plain::named, on_method::named, on_impl::named),
+            model((0..n).map(event)),
+        )
+        .unwrap();
+        assert_eq!(named.len(), n as usize);
+    }
+    assert!(model((0..500).map(event)) > 0);
+}
+
+#[test]
+fn a_malformed_element_fails_like_the_plain_visitor_and_leaks_nothing() {
+    let _serial = serial();
+    let good = (0..300)
+        .map(|i| serde_json::to_string(&event(i)).unwrap())
+        .collect::<Vec<_>>()
+        .join(",\n");
+    let bad = [
+        format!(r#"[{good}, {{"at": "noon", "kind": "open"}}]"#),
+        format!(r#"[{good}, {{"kind": "open"}}]"#),
+        format!("[{good}, "),
+        format!("[{good},]"),
+        "{}".to_string(),
+    ];
+    for json in &bad {
+        // The loop ran 300 times before `?` left it: slots were in use.
+        let expected = if json.starts_with('[') {
+            model((0..300).map(event))
+        } else {
+            0
+        };
+        let error = three_ways(
+            json,
+            (plain::events, on_method::events, on_impl::events),
+            expected,
+        )
+        .expect_err(json);
+        assert!(error.line() > 0, "{error}");
+    }
+}
+
+#[test]
+fn each_call_of_a_recursive_visitor_has_its_own_batch() {
+    let _serial = serial();
+    // A branch of 1000 leaves, one of 3 and one of 2, inside a branch of 4.
+    let json = format!(
+        "[{}, [1, 2, 3], [4, 5], 6]",
+        serde_json::to_string(&(0..1000).collect::<Vec<u64>>()).unwrap()
+    );
+    let leaves = |n| model((0..n).map(on_method::Tree::Leaf));
+    let branches = model((0..4).map(on_method::Tree::Leaf));
+    let expected = leaves(1000) + leaves(3) + leaves(2) + branches;
+    assert!(leaves(1000) > 0);
+    assert_eq!(leaves(2), 0, "two boxes are too few to batch");
+    let tree = three_ways(
+        &json,
+        (plain::tree, on_method::tree, on_impl::tree),
+        expected,
+    );
+    let plain::Tree::Branch(top) = tree.unwrap() else {
+        panic!("a list at the top")
+    };
+    assert_eq!(*top[3], plain::Tree::Leaf(6));
+}
