@@ -228,8 +228,9 @@ impl RawBatch {
     fn refill(&mut self, class: u8, stride: usize) -> Option<NonNull<u8>> {
         self.settle();
         let reservation = if class != NO_CLASS && is_active() {
+            let known = self.hint > 0;
             let want = self.next_want(class);
-            reserve(class, want)
+            reserve(class, want, known)
         } else {
             None
         };

@@ -19,6 +19,8 @@ pub struct SizeClass {
     pub pages: u32,
     /// Slots in a span of this class: `pages * PAGE_SIZE / size`.
     pub slots: u32,
+    /// The candidate size the class was made from, before the growth rule.
+    pub candidate: u32,
 }
 
 impl SizeClass {
@@ -26,6 +28,7 @@ impl SizeClass {
         size: 0,
         pages: 0,
         slots: 0,
+        candidate: 0,
     };
 
     /// Bytes in a span of this class.
@@ -81,7 +84,8 @@ pub const fn build_table(grow: bool) -> ([SizeClass; CANDIDATES.len()], usize) {
     let mut len = 0;
     let mut i = 0;
     while i < CANDIDATES.len() && CANDIDATES[i] as usize <= MAX_SMALL_SIZE {
-        let mut size = CANDIDATES[i];
+        let candidate = CANDIDATES[i];
+        let mut size = candidate;
         let pages = span_pages(size);
         let span = pages * PAGE_SIZE as u32;
         let slots = span / size;
@@ -96,7 +100,12 @@ pub const fn build_table(grow: bool) -> ([SizeClass; CANDIDATES.len()], usize) {
         if len > 0 && size <= table[len - 1].size {
             continue;
         }
-        table[len] = SizeClass { size, pages, slots };
+        table[len] = SizeClass {
+            size,
+            pages,
+            slots,
+            candidate,
+        };
         len += 1;
     }
     (table, len)
@@ -167,7 +176,9 @@ mod tests {
     fn table_is_monotonic_and_aligned() {
         for pair in CLASSES.windows(2) {
             assert!(pair[0].size < pair[1].size, "{pair:?}");
-            assert!(pair[0].slots >= pair[1].slots, "{pair:?}");
+            if pair[0].pages == pair[1].pages {
+                assert!(pair[0].slots >= pair[1].slots, "{pair:?}");
+            }
         }
         for class in CLASSES {
             assert_eq!(class.size % 8, 0, "{class:?}");
@@ -177,28 +188,36 @@ mod tests {
                 class.slots as usize,
                 class.span_bytes() / class.size as usize
             );
+            // The tail-waste rule, unless even a whole frame cannot meet it.
+            assert!(
+                class.tail_waste() * 8 <= class.span_bytes() || class.pages as usize == FRAME_PAGES,
+                "{class:?}"
+            );
         }
     }
 
     #[test]
     fn growth_keeps_objects_per_span_and_fills_the_span() {
         let (plain, plain_len) = build_table(false);
+        let plain = &plain[..plain_len];
         for class in CLASSES {
-            let before = plain[..plain_len]
+            let before = plain
                 .iter()
-                .rev()
-                .find(|c| c.size <= class.size)
-                .expect("every grown class comes from a candidate");
+                .find(|c| c.size == class.candidate)
+                .expect("every class comes from a candidate");
             assert_eq!(before.slots, class.slots, "{before:?} grew into {class:?}");
             assert_eq!(before.pages, class.pages);
+            assert!(class.size >= before.size);
             assert_eq!(class.size % growth_step(before.size), 0, "alignment lost");
             // One more step would lose a slot: the class is as large as it can be.
-            let next = class.size + growth_step(class.size);
+            let next = class.size + growth_step(before.size);
             assert!(
                 (class.span_bytes() as u32) / next < class.slots,
                 "{class:?} could still grow"
             );
         }
+        let waste = |table: &[SizeClass]| table.iter().map(SizeClass::tail_waste).sum::<usize>();
+        assert!(waste(&CLASSES) <= waste(plain));
     }
 
     #[test]
@@ -234,10 +253,11 @@ mod tests {
 
     #[test]
     fn print_table() {
-        println!("class  size  pages  slots  tail waste");
+        println!("class  candidate  size  pages  slots  tail waste");
         for (i, c) in CLASSES.iter().enumerate() {
             println!(
-                "{i:>5} {:>5} {:>6} {:>6} {:>11}",
+                "{i:>5} {:>10} {:>5} {:>6} {:>6} {:>11}",
+                c.candidate,
                 c.size,
                 c.pages,
                 c.slots,

@@ -6,33 +6,41 @@
 //! the slow paths (refills, full spans, recycling) run within a few hundred
 //! allocations.
 
-/// log2 of the page size: 8 KiB pages, as the Go runtime uses.
-#[cfg(not(miri))]
+/// log2 of the page size: 8 KiB pages, as the Go runtime uses (4 KiB with
+/// the `page-4k` measurement feature).
+#[cfg(all(not(miri), not(feature = "page-4k")))]
 pub const PAGE_SHIFT: u32 = 13;
+#[cfg(all(not(miri), feature = "page-4k"))]
+pub const PAGE_SHIFT: u32 = 12;
 #[cfg(miri)]
 pub const PAGE_SHIFT: u32 = 9;
 
 /// Bytes in a page.
 pub const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
 
-/// log2 of the pages in a frame. A frame is the unit the reserved region is
-/// cut into and the largest span; a span starts at its frame's first byte.
-pub const FRAME_PAGES_SHIFT: u32 = 3;
-
-/// Pages in a frame.
-pub const FRAME_PAGES: usize = 1 << FRAME_PAGES_SHIFT;
-
-/// log2 of the frame size.
-pub const FRAME_SHIFT: u32 = PAGE_SHIFT + FRAME_PAGES_SHIFT;
+/// log2 of the frame size. A frame is the unit the reserved region is cut
+/// into, the largest span, and the unit of memory returned to the OS; a span
+/// starts at its frame's first byte.
+#[cfg(not(miri))]
+pub const FRAME_SHIFT: u32 = 16;
+#[cfg(miri)]
+pub const FRAME_SHIFT: u32 = 12;
 
 /// Bytes in a frame (64 KiB; 4 KiB under Miri).
 pub const FRAME_SIZE: usize = 1 << FRAME_SHIFT;
 
+/// Pages in a frame.
+pub const FRAME_PAGES: usize = FRAME_SIZE / PAGE_SIZE;
+
 /// The fewest pages a span may have. The size-class generator starts here and
 /// adds pages until the tail a span cannot use is at most an eighth of it.
-/// Equal to [`FRAME_PAGES`], so every span fills its frame: batches get long
-/// runs of slots from a single refill.
+/// By default every span fills its frame, so batches get long runs of slots
+/// from a single refill; the `small-spans` measurement feature starts from
+/// one page, as Go does.
+#[cfg(not(feature = "small-spans"))]
 pub const MIN_SPAN_PAGES: usize = FRAME_PAGES;
+#[cfg(feature = "small-spans")]
+pub const MIN_SPAN_PAGES: usize = 1;
 
 /// The largest object a batch serves; anything larger takes `Box::new`.
 pub const MAX_SMALL_SIZE: usize = if FRAME_SIZE / 16 < 4096 {

@@ -11,7 +11,7 @@ use crate::remote::{self, Take};
 use crate::span::{
     owner_heap, read_link, write_link, Span, SpanLocal, NIL, QUEUE_AVAIL, QUEUE_FULL,
 };
-use crate::sync::Ordering;
+use crate::sync::{AtomicBool, Ordering};
 
 /// Slots reserved from one span: a list of recycled slots followed by a
 /// contiguous run of fresh ones. Offsets are bytes from the frame's start.
@@ -28,10 +28,25 @@ pub(crate) struct Reservation {
     pub len: u32,
 }
 
+/// Take exactly what a refill asks for, never the rest of the span: the
+/// alternative the policy study measures the default against.
+static EXACT_REFILLS: AtomicBool = AtomicBool::new(false);
+
+/// Makes refills take exactly what they ask for (`true`) or, as by default,
+/// the rest of the span when less than twice the request would remain. For
+/// the policy measurements; not part of the stable API.
+pub fn set_exact_refills(exact: bool) {
+    EXACT_REFILLS.store(exact, Ordering::Relaxed);
+}
+
 /// Reserves at least one and up to about `want` slots of `class` from this
-/// thread's heap. `None` when there is no heap (thread exiting), no region,
+/// thread's heap. `known` says the loop's remaining length is known (a
+/// trip-count hint): the refill then takes what it asks for. Otherwise the
+/// request is a growing guess, and the refill takes the rest of the span
+/// when less than twice the request would remain there (the `RawVec::reserve`
+/// rule: ask for at least what is needed, take what comes cheaply). `None` when there is no heap (thread exiting), no region,
 /// or no memory: the caller falls back to `Box::new`.
-pub(crate) fn reserve(class: u8, want: u32) -> Option<Reservation> {
+pub(crate) fn reserve(class: u8, want: u32, known: bool) -> Option<Reservation> {
     let heap = heap::current_or_init()?;
     // SAFETY: this thread owns its heap, and reserve is never re-entered: it
     // calls no allocator while the reference is live.
@@ -48,7 +63,7 @@ pub(crate) fn reserve(class: u8, want: u32) -> Option<Reservation> {
         }
         // SAFETY: as above.
         let sl = unsafe { span.local() };
-        if let Some(reservation) = take_slots(frame, span, sl, want) {
+        if let Some(reservation) = take_slots(frame, span, sl, want, known) {
             if sl.exhausted() {
                 park_full(local, frame, span);
             }
@@ -73,10 +88,17 @@ fn collect(frame: u32, span: &Span) {
     unsafe { merge_remote(frame, span, head, n) };
 }
 
-/// Takes up to `want` slots, recycled ones first. A fresh run takes the rest
-/// of the span when less than twice `want` would remain: a sliver left behind
-/// would only cost another refill.
-fn take_slots(frame: u32, span: &Span, sl: &mut SpanLocal, want: u32) -> Option<Reservation> {
+/// Takes up to `want` slots, recycled ones first. Unless `known`, a fresh run
+/// takes the rest of the span when less than twice `want` would remain: the
+/// loop will most likely want it, and a sliver left behind would only cost
+/// another refill.
+fn take_slots(
+    frame: u32,
+    span: &Span,
+    sl: &mut SpanLocal,
+    want: u32,
+    known: bool,
+) -> Option<Reservation> {
     let size = span.slot_size.load(Ordering::Relaxed);
     let mut reservation = Reservation {
         frame,
@@ -102,10 +124,11 @@ fn take_slots(frame: u32, span: &Span, sl: &mut SpanLocal, want: u32) -> Option<
     }
     let mut fresh = 0;
     if need > 0 && sl.fresh > 0 {
-        fresh = if sl.fresh < need.saturating_mul(2) {
+        let rest_of_span = sl.fresh < need.saturating_mul(2);
+        fresh = if rest_of_span && !known && !EXACT_REFILLS.load(Ordering::Relaxed) {
             sl.fresh
         } else {
-            need
+            need.min(sl.fresh)
         };
         reservation.bump_start = sl.bump;
         reservation.bump_end = sl.bump + fresh * size;
@@ -295,7 +318,7 @@ mod tests {
 
     #[test]
     fn a_reservation_is_a_contiguous_run_inside_one_span() {
-        let reservation = reserve(class64(), 16).expect("region available");
+        let reservation = reserve(class64(), 16, false).expect("region available");
         let size = CLASSES[class64() as usize].size;
         assert_eq!(reservation.list_len, 0);
         assert_eq!(reservation.len, 16);
@@ -309,12 +332,31 @@ mod tests {
     }
 
     #[test]
+    fn a_known_request_takes_what_it_asks_and_a_guess_takes_the_rest_of_the_span() {
+        let class = class64();
+        let slots = CLASSES[class as usize].slots;
+        let asked = slots - slots / 4; // leaves less than twice as much again
+        let known = reserve(class, asked, true).unwrap();
+        assert_eq!(known.len, asked);
+        // SAFETY: nothing was handed out.
+        unsafe { give_back(known) };
+        let guess = reserve(class, asked, false).unwrap();
+        assert_eq!(guess.len, slots, "the rest of the span");
+        // SAFETY: nothing was handed out.
+        unsafe { give_back(guess) };
+        let small = reserve(class, 8, false).unwrap();
+        assert_eq!(small.len, 8, "plenty remains: no rounding");
+        // SAFETY: nothing was handed out.
+        unsafe { give_back(small) };
+    }
+
+    #[test]
     fn giving_back_an_untouched_run_rolls_the_bump_back() {
         let class = class64();
-        let first = reserve(class, 8).unwrap();
+        let first = reserve(class, 8, false).unwrap();
         // SAFETY: nothing was handed out.
         unsafe { give_back(first) };
-        let second = reserve(class, 8).unwrap();
+        let second = reserve(class, 8, false).unwrap();
         assert_eq!(first, second, "the same slots come back");
         // SAFETY: nothing was handed out.
         unsafe { give_back(second) };
@@ -324,12 +366,12 @@ mod tests {
     fn freed_slots_are_reused_by_later_reservations() {
         let class = class64();
         let size = CLASSES[class as usize].size;
-        let held = reserve(class, 4).unwrap();
+        let held = reserve(class, 4, false).unwrap();
         // Keep the span from emptying (which would reset it to a fresh run).
-        let keeper = reserve(class, 1).unwrap();
+        let keeper = reserve(class, 1, false).unwrap();
         let slots = run_slots(&held, size);
         free_slot(slots[1]);
-        let again = reserve(class, 1).unwrap();
+        let again = reserve(class, 1, false).unwrap();
         assert_eq!(again.list_len, 1);
         assert_eq!(slot_ptr(&again, again.list_head), slots[1]);
         for &p in [slots[0], slots[2], slots[3], slots[1]].iter() {
@@ -343,11 +385,11 @@ mod tests {
     fn an_emptied_span_starts_over_with_a_fresh_run() {
         let class = class64();
         let size = CLASSES[class as usize].size;
-        let r = reserve(class, 3).unwrap();
+        let r = reserve(class, 3, false).unwrap();
         for p in run_slots(&r, size).into_iter().rev() {
             free_slot(p);
         }
-        let next = reserve(class, 3).unwrap();
+        let next = reserve(class, 3, false).unwrap();
         assert_eq!(next.list_len, 0, "no list once a span is empty again");
         assert_eq!(next.bump_start, 0);
         // SAFETY: nothing was handed out.
@@ -356,10 +398,13 @@ mod tests {
 
     #[test]
     fn a_full_span_comes_back_through_the_mailbox_after_a_remote_free() {
-        // The largest class has the fewest slots per span.
-        let class = (NUM_CLASSES - 1) as u8;
+        // A class with few slots per span, so that one reservation fills it.
+        let class = (0..NUM_CLASSES)
+            .rev()
+            .find(|&c| CLASSES[c].slots >= 8)
+            .expect("a class with eight slots") as u8;
         let shape = CLASSES[class as usize];
-        let r = reserve(class, shape.slots).unwrap();
+        let r = reserve(class, shape.slots, false).unwrap();
         assert_eq!(r.len, shape.slots, "the whole span");
         let slots = run_slots(&r, shape.size);
         let victim = SendPtr(slots[5]);
@@ -370,7 +415,7 @@ mod tests {
         .join()
         .unwrap();
         // The next refill drains the mailbox and finds the freed slot.
-        let again = reserve(class, 1).unwrap();
+        let again = reserve(class, 1, false).unwrap();
         assert_eq!(again.frame, r.frame);
         assert_eq!(again.list_len, 1);
         assert_eq!(slot_ptr(&again, again.list_head), slots[5]);
@@ -385,8 +430,8 @@ mod tests {
     #[test]
     fn a_batch_ended_on_another_thread_returns_its_slots_remotely() {
         let class = class64();
-        let r = reserve(class, 10).unwrap();
-        let keeper = reserve(class, 1).unwrap();
+        let r = reserve(class, 10, false).unwrap();
+        let keeper = reserve(class, 1, false).unwrap();
         std::thread::spawn(move || {
             // SAFETY: nothing was handed out; any thread may end a reservation.
             unsafe { give_back(r) }
@@ -394,7 +439,7 @@ mod tests {
         .join()
         .unwrap();
         // The ten slots come back on the next look at the span.
-        let again = reserve(class, 10).unwrap();
+        let again = reserve(class, 10, false).unwrap();
         assert_eq!(again.frame, r.frame);
         assert_eq!(again.len, 10);
         // SAFETY: nothing was handed out.
