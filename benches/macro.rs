@@ -7,13 +7,17 @@
 //! iteration allocates and then drops everything it allocated. Throughput is
 //! in boxes, so criterion's time per element is the cost of one box.
 //!
-//! The members of a group are measured in alternation ([`paired`]): while
-//! one is timed, the others run in between its chunks of iterations, so all
-//! of them see the same machine. On a shared, noisy machine that is what
-//! makes their ratio meaningful; separate runs a few seconds apart differed
-//! by ±40% here.
+//! The one- and two-iteration loops cost a few tens of nanoseconds, and on a
+//! shared machine separate measurements a few seconds apart differed by ±40%
+//! here. Their members are therefore measured in alternation ([`group`] with
+//! a chunk size): while one is timed, the other runs between its chunks of
+//! 64 calls, so both see the same machine. A full run (no filter) also
+//! prints, for them, the median ratio over 4000 adjacent pairs of chunks,
+//! the steadiest figure this machine gives. Larger cases are measured one
+//! after the other as usual: alternating them would have each start with
+//! caches the other just filled.
 //!
-//! The `nested_placement` groups are the measurement behind the macro's
+//! The `nested_*` groups are the measurement behind the macro's
 //! choice of where an inner loop's batch lives: `own_loop` and `outermost`
 //! are the two candidate expansions written out by hand.
 
@@ -156,13 +160,26 @@ mod placement {
 /// One member of a group: a name and one iteration of its work.
 type Way<'a> = (&'a str, &'a mut dyn FnMut());
 
-/// Benchmarks every member of `ways`, each timed in chunks of `chunk`
-/// iterations with the other members run (untimed) between its chunks.
-fn paired(c: &mut Criterion, group: &str, label: &str, boxes: u64, chunk: u64, ways: &mut [Way]) {
+/// Benchmarks every member of `ways`. With `Some(chunk)`, each is timed in
+/// chunks of `chunk` iterations with the other members run (untimed) between
+/// its chunks; with `None`, one after the other.
+fn group(
+    c: &mut Criterion,
+    group: &str,
+    label: &str,
+    boxes: u64,
+    chunk: Option<u64>,
+    ways: &mut [Way],
+) {
     let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Elements(boxes));
     for timed in 0..ways.len() {
         let name = ways[timed].0;
+        let Some(chunk) = chunk else {
+            let work = &mut ways[timed].1;
+            g.bench_function(BenchmarkId::new(name, label), |b| b.iter(&mut *work));
+            continue;
+        };
         g.bench_function(BenchmarkId::new(name, label), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
@@ -206,8 +223,8 @@ fn filling<'a, T>(
 fn bench_records(c: &mut Criterion) {
     for n in [1usize, 2, 1024, 65536] {
         let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let chunk = if n <= 2 { 64 } else { 1 };
-        paired(
+        let chunk = if n <= 2 { Some(64) } else { None };
+        group(
             c,
             "records",
             &n.to_string(),
@@ -223,12 +240,12 @@ fn bench_records(c: &mut Criterion) {
 
 fn bench_linked_list(c: &mut Criterion) {
     let n = 1024u64;
-    paired(
+    group(
         c,
         "linked_list",
         &n.to_string(),
         n,
-        1,
+        None,
         &mut [
             ("plain", &mut || {
                 drop_list(black_box(plain::linked_list(black_box(n))))
@@ -243,12 +260,12 @@ fn bench_linked_list(c: &mut Criterion) {
 fn bench_trees(c: &mut Criterion) {
     let n = 1024usize;
     let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    paired(
+    group(
         c,
         "trees",
         &n.to_string(),
         3 * n as u64,
-        1,
+        None,
         &mut [
             ("plain", &mut filling(plain::trees, n, &mut a)),
             ("batched", &mut filling(batched::trees, n, &mut b)),
@@ -267,12 +284,12 @@ fn bench_filtered(c: &mut Criterion) {
         batched::filtered(black_box(&input), &mut b);
         black_box(&mut b).clear();
     };
-    paired(
+    group(
         c,
         "filtered",
         "1024_of_2048",
         1024,
-        1,
+        None,
         &mut [("plain", &mut plain_way), ("batched", &mut batched_way)],
     );
 }
@@ -304,12 +321,12 @@ fn nested_group(c: &mut Criterion, name: &str, outer: usize, inner: usize) {
         .zip(closures.iter_mut())
         .map(|(&(way, _), f)| (way, &mut **f as &mut dyn FnMut()))
         .collect();
-    paired(
+    group(
         c,
         name,
         &format!("{outer}x{inner}"),
         n as u64,
-        1,
+        None,
         &mut members,
     );
 }
