@@ -25,11 +25,12 @@ fn alloc_then_drop<T, F: Fn(u64) -> T + Copy>(c: &mut Criterion, name: &str, mak
         let mut held: Vec<Box<T>> = Vec::with_capacity(n);
         group.bench_with_input(BenchmarkId::new("batch", n), &n, |b, &n| {
             b.iter(|| {
-                let mut batch = Batch::with_capacity(n);
-                for i in 0..n as u64 {
-                    held.push(batch.alloc(make(black_box(i))));
+                {
+                    let mut batch = Batch::with_capacity(n);
+                    for i in 0..n as u64 {
+                        held.push(batch.alloc(make(black_box(i))));
+                    }
                 }
-                drop(batch);
                 black_box(&held);
                 held.clear();
             })
@@ -74,11 +75,12 @@ fn cross_thread(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("batch", n), &n, |b, &n| {
             b.iter(|| {
                 let mut boxes = held.take().unwrap();
-                let mut batch = Batch::with_capacity(n);
-                for i in 0..n as u64 {
-                    boxes.push(batch.alloc([black_box(i); 8]));
+                {
+                    let mut batch = Batch::with_capacity(n);
+                    for i in 0..n as u64 {
+                        boxes.push(batch.alloc([black_box(i); 8]));
+                    }
                 }
-                drop(batch);
                 to_worker.send(boxes).unwrap();
                 held = Some(finished.recv().unwrap());
             })

@@ -35,11 +35,12 @@ fn main() {
     for _ in 0..reps {
         match workload.as_str() {
             "batch" => {
-                let mut batch = Batch::with_capacity(n);
-                for i in 0..n as u64 {
-                    held.push(batch.alloc([black_box(i); 8]));
+                {
+                    let mut batch = Batch::with_capacity(n);
+                    for i in 0..n as u64 {
+                        held.push(batch.alloc([black_box(i); 8]));
+                    }
                 }
-                drop(batch);
                 black_box(&held);
                 held.clear();
             }

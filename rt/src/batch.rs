@@ -99,6 +99,9 @@ impl<T> fmt::Debug for Batch<T> {
     }
 }
 
+/// [`RawBatch::growth`] before the batch has read the default policy.
+const DEFAULT_GROWTH: u8 = u8::MAX;
+
 /// A batch whose slot type is fixed by its first allocation rather than by
 /// its own type, so that a loop can hold one without naming (or borrowing
 /// through) the boxed type. The `#[batch_alloc]` attribute declares these.
@@ -109,16 +112,18 @@ pub struct RawBatch {
     end: *mut u8,
     /// Recycled slots, each linking the next by its offset in the frame.
     list: *mut u8,
-    list_len: u32,
+    /// Once the run is used up: positive, recycled slots left on `list`;
+    /// negative, allocations still to be plain boxes before the next refill
+    /// (a tiny loop's, or about all of them once the batch cannot reserve);
+    /// zero, refill.
+    after_run: i32,
     /// First byte of the frame of the current reservation; null if none.
     base: *mut u8,
     frame: u32,
     /// Size class of the current reservation's slots.
     class: u8,
-    /// Allocations still to be plain boxes before the next refill: a tiny
-    /// loop's, or all of them (`u32::MAX`) once the batch cannot reserve.
-    plain_left: u32,
-    /// The [`Growth`] policy, encoded.
+    /// The [`Growth`] policy, encoded; [`DEFAULT_GROWTH`] until the first
+    /// refill that needs one reads the default.
     growth: u8,
     /// Slots the trip-count hint still expects.
     hint: u32,
@@ -142,18 +147,17 @@ impl RawBatch {
             cur: ptr::null_mut(),
             end: ptr::null_mut(),
             list: ptr::null_mut(),
-            list_len: 0,
-            base: ptr::null_mut(),
-            frame: 0,
-            class: NO_CLASS,
-            plain_left: if capacity == 0 {
-                TINY_LOOP as u32
+            after_run: if capacity == 0 {
+                -(TINY_LOOP as i32)
             } else if tiny {
-                capacity as u32
+                -(capacity as i32)
             } else {
                 0
             },
-            growth: default_growth_code(),
+            base: ptr::null_mut(),
+            frame: 0,
+            class: NO_CLASS,
+            growth: DEFAULT_GROWTH,
             hint: if tiny {
                 0
             } else {
@@ -192,7 +196,7 @@ impl RawBatch {
             // SAFETY: a non-empty run starts at a slot, which is not null.
             return Some(unsafe { NonNull::new_unchecked(slot) });
         }
-        if self.list_len != 0 {
+        if self.after_run > 0 {
             return Some(self.pop_list());
         }
         None
@@ -201,7 +205,7 @@ impl RawBatch {
     #[inline(always)]
     fn pop_list(&mut self) -> NonNull<u8> {
         let slot = self.list;
-        self.list_len -= 1;
+        self.after_run -= 1;
         // SAFETY: a recycled slot of the reservation, linked when it was
         // freed; the link of the last one is read but not followed.
         let next = unsafe { read_link(slot) };
@@ -215,8 +219,8 @@ impl RawBatch {
     /// reservation (or `None` if that fails).
     #[inline]
     fn next_slot<T>(&mut self) -> Option<NonNull<u8>> {
-        if self.plain_left > 0 {
-            self.plain_left -= 1;
+        if self.after_run < 0 {
+            self.after_run += 1;
             return None;
         }
         self.refill(const { class_of::<T>() }, const { stride_of::<T>() })
@@ -235,7 +239,7 @@ impl RawBatch {
             None
         };
         let Some(reservation) = reservation else {
-            self.plain_left = u32::MAX;
+            self.after_run = i32::MIN;
             return None;
         };
         let base = frame_base(reservation.frame);
@@ -243,7 +247,7 @@ impl RawBatch {
         self.frame = reservation.frame;
         self.class = class;
         self.list = base.wrapping_add(reservation.list_head as usize);
-        self.list_len = reservation.list_len;
+        self.after_run = reservation.list_len as i32;
         self.cur = base.wrapping_add(reservation.bump_start as usize);
         self.end = base.wrapping_add(reservation.bump_end as usize);
         self.hint = self.hint.saturating_sub(reservation.len);
@@ -257,6 +261,9 @@ impl RawBatch {
         } else if self.last_want == 0 {
             FIRST_REFILL as u32
         } else {
+            if self.growth == DEFAULT_GROWTH {
+                self.growth = default_growth_code();
+            }
             let next = Growth::from_u8(self.growth).next(self.last_want as usize);
             next.min(u32::MAX as usize) as u32
         };
@@ -268,7 +275,7 @@ impl RawBatch {
     /// Ends the current reservation, giving back what it did not hand out.
     #[inline]
     fn settle(&mut self) {
-        if self.cur != self.end || self.list_len != 0 {
+        if self.cur != self.end || self.after_run > 0 {
             self.give_back_unused();
         }
         self.base = ptr::null_mut();
@@ -282,30 +289,27 @@ impl RawBatch {
         let offset = |p: *mut u8| (p.addr() - self.base.addr()) as u32;
         let stride = CLASSES[self.class as usize].size as usize;
         let run = (self.end.addr() - self.cur.addr()) / stride;
+        let list_len = self.after_run.max(0) as u32;
         let unused = Reservation {
             frame: self.frame,
-            list_head: if self.list_len > 0 {
-                offset(self.list)
-            } else {
-                0
-            },
-            list_len: self.list_len,
+            list_head: if list_len > 0 { offset(self.list) } else { 0 },
+            list_len,
             bump_start: offset(self.cur),
             bump_end: offset(self.end),
-            len: self.list_len + run as u32,
+            len: list_len + run as u32,
         };
         // SAFETY: the unused slots were never handed out and are still linked
         // as the reservation handed them over.
         unsafe { give_back(unused) };
         self.list = ptr::null_mut();
-        self.list_len = 0;
+        self.after_run = 0;
     }
 }
 
 impl Drop for RawBatch {
     #[inline]
     fn drop(&mut self) {
-        if self.cur != self.end || self.list_len != 0 {
+        if self.cur != self.end || self.after_run > 0 {
             self.give_back_unused();
         }
     }
@@ -322,10 +326,10 @@ impl fmt::Debug for RawBatch {
             s => (self.end.addr() - self.cur.addr()) / s,
         };
         f.debug_struct("RawBatch")
-            .field("ready_slots", &(run + self.list_len as usize))
+            .field("ready_slots", &(run + self.after_run.max(0) as usize))
             .field("hint", &self.hint)
             .field("growth", &Growth::from_u8(self.growth))
-            .field("plain_left", &self.plain_left)
+            .field("plain_boxes_next", &self.after_run.min(0).unsigned_abs())
             .finish()
     }
 }

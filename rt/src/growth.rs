@@ -54,6 +54,7 @@ impl Growth {
         }
     }
 
+    /// Decodes [`to_u8`](Growth::to_u8); anything else is the default.
     pub(crate) fn from_u8(n: u8) -> Growth {
         match n {
             1 => Growth::Smooth,
