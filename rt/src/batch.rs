@@ -8,6 +8,7 @@ use crate::class::{class_of, stride_of, CLASSES, NO_CLASS};
 use crate::config::{FIRST_REFILL, TINY_LOOP};
 use crate::global::is_active;
 use crate::growth::{default_growth_code, Growth};
+use crate::hardening;
 use crate::region::frame_base;
 use crate::reserve::{give_back, reserve, Reservation};
 use crate::span::read_link;
@@ -120,6 +121,8 @@ pub struct RawBatch {
     /// First byte of the frame of the current reservation; null if none.
     base: *mut u8,
     frame: u32,
+    /// The link key of the current reservation's span.
+    key: u32,
     /// Size class of the current reservation's slots.
     class: u8,
     /// The [`Growth`] policy, encoded; [`DEFAULT_GROWTH`] until the first
@@ -156,6 +159,7 @@ impl RawBatch {
             },
             base: ptr::null_mut(),
             frame: 0,
+            key: 0,
             class: NO_CLASS,
             growth: DEFAULT_GROWTH,
             hint: if tiny {
@@ -208,7 +212,7 @@ impl RawBatch {
         self.after_run -= 1;
         // SAFETY: a recycled slot of the reservation, linked when it was
         // freed; the link of the last one is read but not followed.
-        let next = unsafe { read_link(slot) };
+        let next = unsafe { read_link(slot, self.key) };
         self.list = self.base.wrapping_add(next as usize);
         // SAFETY: slots of a reservation are never null.
         unsafe { NonNull::new_unchecked(slot) }
@@ -243,6 +247,7 @@ impl RawBatch {
             return None;
         };
         let base = frame_base(reservation.frame);
+        self.key = hardening::key(crate::region::span(reservation.frame));
         self.base = base;
         self.frame = reservation.frame;
         self.class = class;
@@ -341,6 +346,8 @@ impl fmt::Debug for RawBatch {
 ///   reserved to the caller and never handed out before.
 #[inline(always)]
 unsafe fn boxed<T>(slot: NonNull<u8>, value: T) -> Box<T> {
+    // SAFETY: the slot is the caller's and at least 8 bytes long.
+    unsafe { hardening::on_handout(slot.as_ptr()) };
     let slot = slot.cast::<T>().as_ptr();
     // SAFETY: the slot fits and aligns `T` and nobody else uses it.
     unsafe { slot.write(value) };

@@ -6,7 +6,7 @@ use core::cell::Cell;
 use core::ptr;
 use std::alloc::System;
 
-use crate::free::free;
+use crate::free::{free, Freed};
 use crate::region::{locate, Located};
 use crate::sync::Ordering;
 use core::sync::atomic::AtomicU8;
@@ -78,7 +78,13 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
         match locate(ptr) {
             // SAFETY: a pointer inside the region was handed out by a batch
             // as a box; the caller gives it up.
-            Some(at) => unsafe { free(ptr, at) },
+            Some(at) => unsafe {
+                free(Freed {
+                    ptr,
+                    at,
+                    size: layout.size(),
+                })
+            },
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.dealloc(ptr, layout) },
         }
@@ -124,7 +130,13 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // one is larger) and distinct.
         unsafe { ptr::copy_nonoverlapping(ptr, new, layout.size()) };
         // SAFETY: the slot is given up by the caller.
-        unsafe { free(ptr, at) };
+        unsafe {
+            free(Freed {
+                ptr,
+                at,
+                size: layout.size(),
+            })
+        };
         new
     }
 }

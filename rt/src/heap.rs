@@ -14,12 +14,15 @@ use core::cell::{Cell, UnsafeCell};
 use core::ptr;
 
 use crate::class::{CLASSES, NUM_CLASSES};
+use crate::hardening;
 use crate::region::{self, frame_base};
 use crate::remote::{self, Take};
 use crate::span::{
     owner_heap, owner_word, read_link, write_link, Span, NIL, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
 };
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64};
+
+use crate::sync::{AtomicU32, Ordering};
 
 /// Cumulative counters of one heap. Each is written by its heap's thread
 /// alone, with a plain load and store (no read-modify-write instruction),
@@ -87,6 +90,19 @@ pub(crate) struct HeapRecord {
 unsafe impl Sync for HeapRecord {}
 
 impl HeapRecord {
+    /// A record with empty queues and counters.
+    pub(crate) fn new(in_use: bool) -> HeapRecord {
+        HeapRecord {
+            next: AtomicPtr::new(ptr::null_mut()),
+            in_use: AtomicBool::new(in_use),
+            mailbox: AtomicU32::new(0),
+            counters: Counters::default(),
+            local: UnsafeCell::new(HeapLocal {
+                queues: [ClassQueues::default(); NUM_CLASSES],
+            }),
+        }
+    }
+
     /// The owner-only state.
     ///
     /// # Safety
@@ -165,15 +181,7 @@ fn claim_record() -> &'static HeapRecord {
         }
         record = r.next.load(Ordering::Relaxed);
     }
-    let fresh: &'static HeapRecord = Box::leak(Box::new(HeapRecord {
-        next: AtomicPtr::new(ptr::null_mut()),
-        in_use: AtomicBool::new(true),
-        mailbox: AtomicU32::new(0),
-        counters: Counters::default(),
-        local: UnsafeCell::new(HeapLocal {
-            queues: [ClassQueues::default(); NUM_CLASSES],
-        }),
-    }));
+    let fresh: &'static HeapRecord = Box::leak(Box::new(HeapRecord::new(true)));
     let mut head = REGISTRY.load(Ordering::Relaxed);
     loop {
         fresh.next.store(head, Ordering::Relaxed);
@@ -326,14 +334,15 @@ pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
     let sl = unsafe { span.local() };
     if sl.free_head != NIL {
         let base = frame_base(frame);
+        let key = hardening::key(span);
         let mut tail = head;
         for _ in 1..n {
             // SAFETY: the list's slots are free slots of this span whose
             // links the take's acquire made visible.
-            tail = unsafe { read_link(base.wrapping_add(tail as usize)) };
+            tail = unsafe { read_link(base.wrapping_add(tail as usize), key) };
         }
         // SAFETY: the tail is a free slot of this span, now the owner's.
-        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head) };
+        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
     }
     sl.free_head = head;
     span.add_used(-(n as i64));

@@ -38,6 +38,7 @@ mod fatal;
 mod free;
 mod global;
 mod growth;
+mod hardening;
 mod heap;
 mod os;
 mod region;
@@ -76,6 +77,9 @@ pub mod limits {
     /// Bytes of span metadata per frame, kept beside the frames.
     pub const SPAN_METADATA_BYTES: usize = size_of::<crate::span::Span>();
 }
+
+#[cfg(all(test, loom))]
+mod loom_model;
 
 #[cfg(test)]
 #[global_allocator]

@@ -16,7 +16,9 @@ use crate::config::{
 };
 use crate::os;
 use crate::span::{Span, SpanLocal};
-use crate::sync::{backoff, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+
+use crate::sync::{backoff, Ordering};
 
 /// First frame, with provenance over the whole reservation; the span
 /// metadata array ends [`META_BYTES`] before it. [`UNRESERVED`] until the

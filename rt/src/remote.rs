@@ -21,7 +21,7 @@
 //! one. Because head, count and flags change together, no state is seen
 //! half-updated and no separate lock is needed.
 
-use crate::span::{write_link, Span, NIL};
+use crate::span::{Span, NIL};
 use crate::sync::{backoff, Ordering};
 
 const HEAD_MASK: u64 = 0xFFFF_FFFF;
@@ -62,18 +62,16 @@ pub(crate) enum Pushed {
 /// [`push_chain`], which handles both.
 ///
 /// # Safety
-/// - As for [`push_chain`], for a chain of the one slot `slot` at `offset`.
+/// - As for [`push_chain`], for a chain of the one slot at `offset`.
 #[inline]
-pub(crate) unsafe fn push_plain(span: &Span, offset: u32, slot: *mut u8) -> bool {
+pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl FnMut(u32)) -> bool {
     let mut word = span.remote.load(Ordering::Relaxed);
     loop {
         if word & (ARMED | ABANDONED) != 0 {
             return false;
         }
-        let next = if count(word) == 0 { NIL } else { head(word) };
-        // SAFETY: the slot is the caller's to give; nobody reads the link
-        // until the compare-and-swap below publishes it.
-        unsafe { write_link(slot, next) };
+        // Nobody reads the link until the compare-and-swap below publishes it.
+        link_last(if count(word) == 0 { NIL } else { head(word) });
         let new = ((word & !HEAD_MASK) + COUNT_ONE) | offset as u64;
         // Release: the link is visible to the owner that takes the list.
         match span
@@ -86,28 +84,28 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, slot: *mut u8) -> bool
     }
 }
 
-/// Pushes a chain of `n` free slots onto the span's remote list: `first` is
-/// the chain's first slot (offset `first_offset`), `last` its last slot,
-/// whose link this function writes (so a remote list always ends in
-/// [`NIL`]). Earlier links of the chain are the caller's.
+/// Pushes a chain of `n` free slots onto the span's remote list, the first
+/// at `first_offset`. `link_last` writes the link of the chain's last slot
+/// (so a remote list always ends in [`NIL`]); earlier links are the
+/// caller's.
 ///
 /// # Safety
 /// - The chain's slots belong to `span`, are out of it (counted in `used`),
 ///   and are owned by the caller, who gives them up.
-/// - `last` has provenance over its slot: for a slot freed by its box, the
-///   box's own pointer (writing through the region's base instead would
-///   invalidate a box still protected by the call that drops it).
-pub(crate) unsafe fn push_chain(span: &Span, first_offset: u32, last: *mut u8, n: u32) -> Pushed {
+pub(crate) unsafe fn push_chain(
+    span: &Span,
+    first_offset: u32,
+    n: u32,
+    mut link_last: impl FnMut(u32),
+) -> Pushed {
     let add = COUNT_ONE * n as u64;
     let mut word = span.remote.load(Ordering::Relaxed);
     loop {
         let new = if word & ABANDONED != 0 {
             word + add
         } else {
-            let next = if count(word) == 0 { NIL } else { head(word) };
-            // SAFETY: the slot is the caller's to give; nobody reads the
-            // link until the compare-and-swap below publishes it.
-            unsafe { write_link(last, next) };
+            // Nobody reads the link until the compare-and-swap publishes it.
+            link_last(if count(word) == 0 { NIL } else { head(word) });
             let mut new = ((word & !HEAD_MASK) + add) | first_offset as u64;
             if word & ARMED != 0 {
                 new = (new & !ARMED) | NOTIFYING | IN_MAILBOX;

@@ -2,6 +2,7 @@
 //! heap in one call, and gives back what it did not use when it ends.
 
 use crate::class::CLASSES;
+use crate::hardening;
 use crate::heap::{
     self, count_given_back, count_reserve, drain_mailbox, merge_remote, move_to, push_front,
     HeapLocal, HeapRecord,
@@ -11,7 +12,9 @@ use crate::remote::{self, Take};
 use crate::span::{
     owner_heap, read_link, write_link, Span, SpanLocal, NIL, QUEUE_AVAIL, QUEUE_FULL,
 };
-use crate::sync::{AtomicBool, Ordering};
+use core::sync::atomic::AtomicBool;
+
+use crate::sync::Ordering;
 
 /// Slots reserved from one span: a list of recycled slots followed by a
 /// contiguous run of fresh ones. Offsets are bytes from the frame's start.
@@ -107,14 +110,15 @@ fn take_slots(
     let mut need = want.max(1);
     if sl.free_head != NIL {
         let base = frame_base(frame);
+        let key = hardening::key(span);
         let head = sl.free_head;
         let mut taken = 1;
         // SAFETY: free slots of this span hold links written by this thread
         // or made visible by a take's acquire.
-        let mut next = unsafe { read_link(base.wrapping_add(head as usize)) };
+        let mut next = unsafe { read_link(base.wrapping_add(head as usize), key) };
         while taken < need && next != NIL {
             // SAFETY: as above.
-            next = unsafe { read_link(base.wrapping_add(next as usize)) };
+            next = unsafe { read_link(base.wrapping_add(next as usize), key) };
             taken += 1;
         }
         reservation.list_head = head;
@@ -160,6 +164,7 @@ fn new_span(heap: &HeapRecord, local: &mut HeapLocal, class: u8) -> Option<u32> 
     let span = region::span(frame);
     let shape = CLASSES[class as usize];
     span.slot_size.store(shape.size, Ordering::Relaxed);
+    span.link_key.store(hardening::new_key(), Ordering::Relaxed);
     span.used.store(0, Ordering::Relaxed);
     span.remote.store(0, Ordering::Relaxed);
     span.owner.store(
@@ -209,16 +214,17 @@ pub(crate) unsafe fn give_back(unused: Reservation) {
 /// - As for [`give_back`], and this thread owns the span.
 unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u32) {
     let base = frame_base(frame);
+    let key = hardening::key(span);
     // SAFETY: this thread owns the span; no other local reference is live.
     let sl = unsafe { span.local() };
     if unused.list_len > 0 {
         let mut tail = unused.list_head;
         for _ in 1..unused.list_len {
             // SAFETY: the list's slots are linked as reserved.
-            tail = unsafe { read_link(base.wrapping_add(tail as usize)) };
+            tail = unsafe { read_link(base.wrapping_add(tail as usize), key) };
         }
         // SAFETY: the tail is an unused slot of the reservation.
-        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head) };
+        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
         sl.free_head = unused.list_head;
     }
     if unused.bump_end > unused.bump_start {
@@ -230,7 +236,7 @@ unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u3
             let mut offset = unused.bump_start;
             while offset < unused.bump_end {
                 // SAFETY: an unused slot of the reservation.
-                unsafe { write_link(base.wrapping_add(offset as usize), sl.free_head) };
+                unsafe { write_link(base.wrapping_add(offset as usize), sl.free_head, key) };
                 sl.free_head = offset;
                 offset += size;
             }
@@ -245,12 +251,13 @@ unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u3
 /// - As for [`give_back`].
 unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u32) {
     let base = frame_base(frame);
+    let key = hardening::key(span);
     let mut last = None;
     let mut offset = unused.bump_start;
     while offset < unused.bump_end {
         if let Some(previous) = last {
             // SAFETY: an unused slot of the reservation.
-            unsafe { write_link(base.wrapping_add(previous as usize), offset) };
+            unsafe { write_link(base.wrapping_add(previous as usize), offset, key) };
         }
         last = Some(offset);
         offset += size;
@@ -258,12 +265,12 @@ unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u
     if unused.list_len > 0 {
         if let Some(previous) = last {
             // SAFETY: as above.
-            unsafe { write_link(base.wrapping_add(previous as usize), unused.list_head) };
+            unsafe { write_link(base.wrapping_add(previous as usize), unused.list_head, key) };
         }
         let mut tail = unused.list_head;
         for _ in 1..unused.list_len {
             // SAFETY: the list's slots are linked as reserved.
-            tail = unsafe { read_link(base.wrapping_add(tail as usize)) };
+            tail = unsafe { read_link(base.wrapping_add(tail as usize), key) };
         }
         last = Some(tail);
     }
@@ -273,10 +280,12 @@ unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u
         unused.list_head
     };
     let Some(last) = last else { return };
-    let n = unused.len;
-    // SAFETY: the chain is the caller's to give up; `last` derives from the
-    // frame base.
-    let pushed = unsafe { remote::push_chain(span, first, base.wrapping_add(last as usize), n) };
+    let last = base.wrapping_add(last as usize);
+    // SAFETY: the chain's slots are the caller's to give up, and `last`
+    // derives from the frame base.
+    let link_last = |next| unsafe { write_link(last, next, key) };
+    // SAFETY: forwarded contract.
+    let pushed = unsafe { remote::push_chain(span, first, unused.len, link_last) };
     crate::free::after_remote_push(pushed, frame, span);
 }
 
@@ -301,8 +310,12 @@ mod tests {
         frame_base(reservation.frame).wrapping_add(offset as usize)
     }
 
-    /// Frees a slot the way `Box` does: through the global allocator.
+    /// Frees a slot the way `Box` does: through the global allocator. The
+    /// tests take slots from reservations directly, so this first does what
+    /// a batch does when it hands a slot out.
     fn free_slot(p: *mut u8) {
+        // SAFETY: `p` is a slot of a reservation this test took.
+        unsafe { crate::hardening::on_handout(p) };
         // SAFETY: `p` is a slot of a reservation this test took and handed
         // out to itself once; the test's global allocator is `BatchAlloc`.
         unsafe { std::alloc::dealloc(p, std::alloc::Layout::new::<Slot64>()) }

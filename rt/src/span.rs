@@ -12,6 +12,7 @@
 
 use core::cell::UnsafeCell;
 
+use crate::hardening;
 use crate::heap::HeapRecord;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
@@ -46,6 +47,9 @@ pub(crate) struct Span {
     pub mail_next: AtomicU32,
     /// Link in the shared pool of empty frames: frame index + 1, or 0.
     pub pool_next: AtomicU32,
+    /// The key free-list links are encoded with (0, no encoding, unless the
+    /// `hardened` feature is on). Set before any slot is handed out.
+    pub link_key: AtomicU32,
     /// State only the owner touches (or the single thread that holds the
     /// span while it is unowned: the one that pools or reclaims it).
     local: UnsafeCell<SpanLocal>,
@@ -79,6 +83,22 @@ pub(crate) struct SpanLocal {
 }
 
 impl Span {
+    /// A span outside the region, for the loom models: `used` slots of
+    /// `slot_size` bytes out, owned by `owner`.
+    #[cfg(loom)]
+    pub(crate) fn for_model(owner: *mut HeapRecord, slot_size: u32, used: u32) -> Span {
+        Span {
+            remote: AtomicU64::new(0),
+            owner: AtomicPtr::new(owner),
+            used: AtomicU32::new(used),
+            slot_size: AtomicU32::new(slot_size),
+            mail_next: AtomicU32::new(0),
+            pool_next: AtomicU32::new(0),
+            link_key: AtomicU32::new(0),
+            local: UnsafeCell::new(SpanLocal::default()),
+        }
+    }
+
     /// The owner-only state.
     ///
     /// # Safety
@@ -150,24 +170,28 @@ impl SpanLocal {
     }
 }
 
-/// Reads the free-list link stored in the first bytes of a free slot.
+/// Reads the free-list link stored in the first bytes of a free slot,
+/// decoding it with the span's link key (see [`crate::hardening`]).
 ///
 /// # Safety
 /// - `slot` points to a free slot, at least 4-byte aligned, whose link was
 ///   written by [`write_link`] and is visible to this thread.
 #[inline]
-pub(crate) unsafe fn read_link(slot: *const u8) -> u32 {
+pub(crate) unsafe fn read_link(slot: *const u8, key: u32) -> u32 {
     // SAFETY: the caller's contract.
-    unsafe { slot.cast::<u32>().read() }
+    let next = unsafe { slot.cast::<u32>().read() } ^ key;
+    hardening::check_link(next);
+    next
 }
 
-/// Writes a free-list link (the offset of the next free slot) into a free slot.
+/// Writes a free-list link (the offset of the next free slot) into a free
+/// slot, encoded with the span's link key.
 ///
 /// # Safety
 /// - `slot` points to a slot nobody else reads or writes now, at least
-///   4-byte aligned, with provenance over the slot.
+///   4-byte aligned, with provenance over the link's four bytes.
 #[inline]
-pub(crate) unsafe fn write_link(slot: *mut u8, next: u32) {
+pub(crate) unsafe fn write_link(slot: *mut u8, next: u32, key: u32) {
     // SAFETY: the caller's contract.
-    unsafe { slot.cast::<u32>().write(next) }
+    unsafe { slot.cast::<u32>().write(next ^ key) }
 }

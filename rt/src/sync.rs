@@ -1,11 +1,14 @@
-//! The atomics the runtime uses, switchable to loom's for model checking
-//! (`RUSTFLAGS="--cfg loom"`).
+//! The atomics of the cross-thread protocols (a span's remote word, owner
+//! and links; a heap's mailbox), switchable to loom's for model checking
+//! (`RUSTFLAGS="--cfg loom"`, see `loom_model.rs`). Process-wide statics use
+//! `core`'s atomics directly: loom's cannot be built in a `static`, and the
+//! models check the protocols in isolation.
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64};
 
 pub(crate) use std::sync::atomic::Ordering;
 

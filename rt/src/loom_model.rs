@@ -1,0 +1,212 @@
+//! Loom models of the cross-thread protocols, in isolation from the region:
+//! a span's remote list, abandonment by an exiting owner, and the
+//! notification of an owner whose full span gets a remote free.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
+//!     cargo test -p batch-alloc-rt --release --lib loom_model
+//! ```
+
+use std::cell::UnsafeCell;
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
+
+use loom::sync::Arc;
+use loom::thread;
+
+use crate::free::notify_owner;
+use crate::heap::HeapRecord;
+use crate::remote::{self, Pushed, Take, ABANDONED, NOTIFYING};
+use crate::span::{read_link, write_link, Span, NIL};
+
+/// Slot memory and a span over it: `slots` slots of 8 bytes, all out.
+struct Fixture {
+    heap: Box<HeapRecord>,
+    span: Span,
+    memory: Box<[UnsafeCell<u64>]>,
+}
+
+// SAFETY: the model threads touch disjoint slots, and the span's shared
+// state is atomic; the heap record is only read through its atomics.
+unsafe impl Send for Fixture {}
+// SAFETY: as above.
+unsafe impl Sync for Fixture {}
+
+impl Fixture {
+    fn new(slots: u32) -> Arc<Fixture> {
+        let mut heap = Box::new(HeapRecord::new(true));
+        let owner: *mut HeapRecord = &mut *heap;
+        Arc::new(Fixture {
+            heap,
+            span: Span::for_model(owner, 8, slots),
+            memory: (0..slots).map(|_| UnsafeCell::new(0)).collect(),
+        })
+    }
+
+    fn slot(&self, index: u32) -> *mut u8 {
+        self.memory[index as usize].get().cast()
+    }
+
+    /// A remote free of slot `index`, as `free_slow` does it. Returns true if
+    /// this free reclaimed the (abandoned) span.
+    fn free_remotely(&self, index: u32) -> bool {
+        let offset = index * 8;
+        let owner = self.span.owner.load(Relaxed);
+        // SAFETY: each thread frees its own slot once.
+        let slot = self.slot(index);
+        // SAFETY: the slot is this thread's to give.
+        let link = |next| unsafe { write_link(slot, next, 0) };
+        // SAFETY: each thread frees its own slot once.
+        if !owner.is_null() && unsafe { remote::push_plain(&self.span, offset, link) } {
+            return false;
+        }
+        // SAFETY: as above.
+        let pushed = unsafe { remote::push_chain(&self.span, offset, 1, link) };
+        if pushed == Pushed::Notify {
+            notify_owner(0, &self.span);
+        }
+        // A reclaim would return the span to the region's pool; the models
+        // count it instead.
+        pushed == Pushed::Reclaim
+    }
+
+    /// Walks a taken remote list into slot indices.
+    fn walk(&self, head: u32, n: u32, into: &mut BTreeSet<u32>) {
+        if n == 0 {
+            return;
+        }
+        let mut offset = head;
+        for _ in 0..n {
+            assert!(into.insert(offset / 8), "slot {} taken twice", offset / 8);
+            // SAFETY: a slot on a taken list, linked by its freer.
+            offset = unsafe { read_link(self.slot(offset / 8), 0) };
+        }
+        assert_eq!(offset, NIL, "a remote list ends in NIL");
+    }
+}
+
+const PLAIN: Take = Take {
+    from_mailbox: false,
+    arm_if_empty: false,
+};
+
+#[test]
+fn remote_frees_reach_the_owner_exactly_once() {
+    loom::model(|| {
+        let fixture = Fixture::new(2);
+        let freers: Vec<_> = (0..2)
+            .map(|i| {
+                let fixture = fixture.clone();
+                thread::spawn(move || assert!(!fixture.free_remotely(i)))
+            })
+            .collect();
+        let mut taken = BTreeSet::new();
+        let (head, n) = remote::take(&fixture.span, PLAIN);
+        fixture.walk(head, n, &mut taken);
+        for freer in freers {
+            freer.join().unwrap();
+        }
+        let (head, n) = remote::take(&fixture.span, PLAIN);
+        fixture.walk(head, n, &mut taken);
+        assert_eq!(taken, BTreeSet::from([0, 1]));
+    });
+}
+
+#[test]
+fn an_abandoned_span_is_reclaimed_exactly_once() {
+    loom::model(|| {
+        let fixture = Fixture::new(2);
+        let freers: Vec<_> = (0..2)
+            .map(|i| {
+                let fixture = fixture.clone();
+                thread::spawn(move || fixture.free_remotely(i))
+            })
+            .collect();
+        // The owner exits: disarm, disown, abandon.
+        remote::disarm(&fixture.span);
+        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        let mut reclaims = usize::from(remote::abandon(&fixture.span));
+        for freer in freers {
+            reclaims += usize::from(freer.join().unwrap());
+        }
+        assert_eq!(reclaims, 1);
+        let word = fixture.span.remote.load(Acquire);
+        assert_ne!(word & ABANDONED, 0);
+        assert_eq!(remote::count(word), 2);
+    });
+}
+
+#[test]
+fn a_full_span_notifies_its_owner_who_finds_every_free() {
+    loom::model(|| {
+        let fixture = Fixture::new(2);
+        assert!(remote::arm(&fixture.span));
+        let freers: Vec<_> = (0..2)
+            .map(|i| {
+                let fixture = fixture.clone();
+                thread::spawn(move || assert!(!fixture.free_remotely(i)))
+            })
+            .collect();
+        // The owner drains its mailbox as a refill does.
+        let mut taken = BTreeSet::new();
+        let mut notified = 0;
+        let mut drain = |taken: &mut BTreeSet<u32>| {
+            let top = fixture.heap.mailbox.swap(0, Acquire);
+            if top != 0 {
+                assert_eq!(top, 1, "the span's frame");
+                assert_eq!(
+                    fixture.span.mail_next.load(Relaxed),
+                    0,
+                    "alone in the mailbox"
+                );
+                notified += 1;
+                remote::quiesce(&fixture.span);
+                let (head, n) = remote::take(
+                    &fixture.span,
+                    Take {
+                        from_mailbox: true,
+                        arm_if_empty: true,
+                    },
+                );
+                fixture.walk(head, n, taken);
+            }
+        };
+        drain(&mut taken);
+        for freer in freers {
+            freer.join().unwrap();
+        }
+        drain(&mut taken);
+        let (head, n) = remote::take(&fixture.span, PLAIN);
+        fixture.walk(head, n, &mut taken);
+        assert_eq!(taken, BTreeSet::from([0, 1]));
+        assert!(
+            notified >= 1,
+            "the first remote free into an armed span notifies"
+        );
+        assert_eq!(fixture.span.remote.load(Acquire) & NOTIFYING, 0);
+    });
+}
+
+#[test]
+fn an_exiting_owner_waits_out_a_notification() {
+    loom::model(|| {
+        let fixture = Fixture::new(1);
+        assert!(remote::arm(&fixture.span));
+        let freer = {
+            let fixture = fixture.clone();
+            thread::spawn(move || fixture.free_remotely(0))
+        };
+        // The owner exits while the free may be notifying it: disarming waits
+        // until the mailbox push is done, so the heap outlives its use.
+        remote::disarm(&fixture.span);
+        let notifying = fixture.span.remote.load(Acquire) & NOTIFYING;
+        assert_eq!(
+            notifying, 0,
+            "disarm returns with no notification under way"
+        );
+        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        let mut reclaims = usize::from(remote::abandon(&fixture.span));
+        reclaims += usize::from(freer.join().unwrap());
+        assert_eq!(reclaims, 1);
+    });
+}
