@@ -1,0 +1,30 @@
+//! `examples/deserialize.rs` with mimalloc under `BatchAlloc` instead of the
+//! system allocator: same code, same options. A global allocator is chosen
+//! at compile time, hence a second binary; `cargo run --release --example
+//! deserialize -- --allocator mimalloc` builds and runs this one.
+//!
+//! ```text
+//! cargo run --release --example deserialize_mimalloc
+//! ```
+
+#![forbid(unsafe_code)]
+#![allow(clippy::vec_box)]
+
+use batch_alloc::BatchAlloc;
+use mimalloc::MiMalloc;
+
+#[global_allocator]
+static GLOBAL: BatchAlloc<MiMalloc> = BatchAlloc::new(MiMalloc);
+
+#[path = "deserialize/generate.rs"]
+pub mod generate;
+#[path = "deserialize/model.rs"]
+pub mod model;
+#[path = "deserialize/run.rs"]
+pub mod run;
+#[path = "deserialize/visitors.rs"]
+pub mod visitors;
+
+fn main() -> std::process::ExitCode {
+    run::main(run::Allocator::Mimalloc)
+}
