@@ -28,7 +28,8 @@
 //!
 //! Files: `deserialize/model.rs` (the types), `deserialize/visitors.rs`
 //! (the code under test), `deserialize/generate.rs` (the input),
-//! `deserialize/run.rs` (options, timing, memory, the table).
+//! `deserialize/run.rs` (options, timing, memory, the table),
+//! `shared/timing.rs` (the clock and the table, shared by the examples).
 
 #![forbid(unsafe_code)]
 // The types box what they hold, which is the point of the example.
@@ -45,6 +46,8 @@ pub mod generate;
 pub mod model;
 #[path = "deserialize/run.rs"]
 pub mod run;
+#[path = "shared/timing.rs"]
+pub mod timing;
 #[path = "deserialize/visitors.rs"]
 pub mod visitors;
 

@@ -22,6 +22,8 @@ pub mod generate;
 pub mod model;
 #[path = "deserialize/run.rs"]
 pub mod run;
+#[path = "shared/timing.rs"]
+pub mod timing;
 #[path = "deserialize/visitors.rs"]
 pub mod visitors;
 

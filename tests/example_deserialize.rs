@@ -4,8 +4,8 @@
 //! command line fail with clear messages instead of panics.
 //!
 //! The example is compiled in as a module (with its `#[global_allocator]`),
-//! so this file is its own test binary. The tests that read the allocator's
-//! counters hold [`serial`].
+//! so this file is its own test binary. The allocator's counters are
+//! process-wide, so every test that deserializes holds [`serial`].
 
 #![allow(clippy::vec_box)]
 
@@ -20,9 +20,10 @@ use batch_alloc::stats;
 use deserialize::generate;
 use deserialize::model::Json;
 use deserialize::run::{
-    self, compare, describe_json_error, parse, parse_args, Allocator, Clock, Invocation, Options,
-    Parsed, Variant, Workload,
+    self, compare, describe_json_error, parse, parse_args, Allocator, Invocation, Options, Parsed,
+    Variant, Workload,
 };
+use deserialize::timing::Clock;
 use deserialize::visitors::{batched, plain};
 
 fn serial() -> MutexGuard<'static, ()> {
@@ -167,6 +168,7 @@ fn the_tree_reads_any_json() {
 
 #[test]
 fn the_records_visitors_check_their_input_as_serde_derive_does() {
+    let _serial = serial();
     let one = generate::json(1, |_| {});
     let record_line = one.lines().nth(1).unwrap();
     let cases = [
@@ -217,9 +219,8 @@ fn the_comparison_counts_boxes_and_times_every_run() {
     assert_eq!(lines.len(), 4, "{lines:?}");
     assert!(lines[0].contains("equal"));
     for phase in [&c.plain, &c.batched] {
-        assert_eq!(phase.parse.len(), 3);
-        assert_eq!(phase.drop.len(), 3);
-        assert!(phase.parse.iter().all(|t| !t.is_zero()));
+        assert_eq!(phase.times.runs.len(), 3);
+        assert!(phase.times.phase(0).iter().all(|t| !t.is_zero()));
         assert_eq!(phase.boxes, generate::dataset(300).boxes());
     }
     assert_eq!(c.plain.from_batches, 0);
@@ -228,7 +229,7 @@ fn the_comparison_counts_boxes_and_times_every_run() {
     assert!(table.contains("#[batch_alloc]"));
     assert!(table.contains("speedup"));
     assert!(
-        table.contains(&run::thousands(c.batched.from_batches)),
+        table.contains(&deserialize::timing::thousands(c.batched.from_batches)),
         "{table}"
     );
     // No peak measured here: "n/a".
@@ -398,5 +399,45 @@ fn errors_in_generated_input_are_described_too() {
     assert_eq!(
         describe_json_error("f.json", &error),
         "f.json:1:30: not in the expected shape: missing field `exported_at`"
+    );
+}
+
+#[test]
+fn the_shared_timing_helpers() {
+    use deserialize::timing::{median, share, speedup, table, thousands, Runs};
+    use std::time::Duration;
+
+    assert_eq!(thousands(0), "0");
+    assert_eq!(thousands(999), "999");
+    assert_eq!(thousands(1_000), "1,000");
+    assert_eq!(thousands(1_234_567), "1,234,567");
+    assert_eq!(share(57, 100), "57 (57%)");
+    assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+    assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+
+    // Pairs, not medians: the second run is slow for both versions.
+    let ms = Duration::from_millis;
+    let before = [ms(10), ms(100), ms(12)];
+    let after = [ms(5), ms(50), ms(6)];
+    assert_eq!(speedup(&before, &after), 2.0);
+
+    let mut runs = Runs::<2>::default();
+    runs.push([ms(10), ms(1)]);
+    runs.push([ms(30), ms(3)]);
+    assert_eq!(runs.totals(), [ms(11), ms(33)]);
+    assert_eq!(runs.medians(), ["20.0 ms", "2.0 ms", "22.0 ms"]);
+
+    let text = table(
+        &["", "time", "boxes"],
+        &[
+            vec!["plain".into(), "1.5 ms".into(), "1,000".into()],
+            vec!["#[batch_alloc]".into(), "12.0 ms".into(), "7".into()],
+        ],
+    );
+    assert_eq!(
+        text,
+        "                      time   boxes\n  \
+         plain             1.5 ms   1,000\n  \
+         #[batch_alloc]   12.0 ms       7\n"
     );
 }

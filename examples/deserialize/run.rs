@@ -6,12 +6,13 @@ use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use batch_alloc::{is_active, stats};
 
 use super::generate;
 use super::model::{Dataset, Json};
+use super::timing::{self, millis, share, thousands, Clock, Runs};
 use super::visitors::{batched, plain};
 
 /// The allocator `BatchAlloc` wraps in this binary (chosen at compile time,
@@ -271,102 +272,17 @@ pub fn read_input(path: &Path) -> Result<String, String> {
     fs::read_to_string(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
 }
 
-/// Measures time: wall-clock time, less the time this thread spent
-/// waiting for a CPU while other programs had it (which Linux reports, in
-/// nanoseconds, in `/proc/thread-self/schedstat`). On a quiet machine the
-/// two are the same; on a busy one the difference is other programs' load.
-/// Read it on the thread that made it.
-pub struct Clock {
-    origin: Instant,
-    /// Time waited for a CPU before `origin`, if Linux reports it.
-    waited: Option<Duration>,
-}
-
-impl Clock {
-    pub fn start() -> Clock {
-        Clock {
-            origin: Instant::now(),
-            waited: time_waiting_for_cpu(),
-        }
-    }
-
-    /// Time since the clock was made.
-    pub fn now(&self) -> Duration {
-        let wall = self.origin.elapsed();
-        match (self.waited, time_waiting_for_cpu()) {
-            (Some(before), Some(now)) => wall.saturating_sub(now.saturating_sub(before)),
-            _ => wall,
-        }
-    }
-
-    pub fn describe(&self) -> &'static str {
-        match self.waited.is_some() {
-            true => "wall-clock time less time spent waiting for a CPU",
-            false => "wall-clock time",
-        }
-    }
-}
-
-/// How long this thread has waited, runnable, for a CPU since it started.
-fn time_waiting_for_cpu() -> Option<Duration> {
-    let text = fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let nanos = text.split_whitespace().nth(1)?.parse().ok()?;
-    Some(Duration::from_nanos(nanos))
-}
-
 /// What one version did, over all timed runs.
 #[derive(Debug, Default, Clone)]
 pub struct Phase {
-    pub parse: Vec<Duration>,
-    pub drop: Vec<Duration>,
+    /// Parse, then drop, for each run.
+    pub times: Runs<2>,
     /// Boxes in the result.
     pub boxes: u64,
     /// Boxes batches served during one parse.
     pub from_batches: u64,
     /// Peak resident memory of a process that parses the input once, in KiB.
     pub peak_kib: Option<u64>,
-}
-
-impl Phase {
-    fn totals(&self) -> Vec<Duration> {
-        self.parse
-            .iter()
-            .zip(&self.drop)
-            .map(|(p, d)| *p + *d)
-            .collect()
-    }
-}
-
-pub fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
-}
-
-fn median_ms(times: &[Duration]) -> f64 {
-    median(
-        &times
-            .iter()
-            .map(|t| t.as_secs_f64() * 1e3)
-            .collect::<Vec<_>>(),
-    )
-}
-
-/// How many times faster `after` is than `before`: the median over runs of
-/// the ratio within each run, whose two timings were taken moments apart
-/// and so under the same load.
-pub fn speedup(before: &[Duration], after: &[Duration]) -> f64 {
-    let ratios: Vec<f64> = before
-        .iter()
-        .zip(after)
-        .filter(|(_, a)| !a.is_zero())
-        .map(|(b, a)| b.as_secs_f64() / a.as_secs_f64())
-        .collect();
-    median(&ratios)
 }
 
 /// Both versions on one input.
@@ -424,8 +340,9 @@ pub fn compare(
             let dropped_at = clock.now();
 
             let phase = &mut phases[variant as usize];
-            phase.parse.push(parsed_at - start);
-            phase.drop.push(dropped_at - drop_start);
+            phase
+                .times
+                .push([parsed_at - start, dropped_at - drop_start]);
             phase.boxes = boxes;
             phase.from_batches = from_batches;
             let _ = write!(
@@ -495,39 +412,35 @@ impl Drop for TempFile {
     }
 }
 
-pub fn millis(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
-}
-
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
 /// The table for one comparison.
 pub fn table(c: &Comparison) -> String {
-    let mut out = String::new();
-    let row = |out: &mut String, cells: [&str; 7]| {
-        let _ = writeln!(
-            out,
-            "  {:<16}{:>11}{:>11}{:>13}{:>12}{:>21}{:>11}",
-            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]
+    let mut rows = Vec::new();
+    for (name, phase) in [("plain", &c.plain), ("#[batch_alloc]", &c.batched)] {
+        let mut row = vec![name.to_string()];
+        row.extend(phase.times.medians());
+        row.push(thousands(phase.boxes));
+        row.push(share(phase.from_batches, phase.boxes));
+        row.push(
+            phase
+                .peak_kib
+                .map_or("n/a".to_string(), |kib| megabytes(kib * 1024)),
         );
-    };
-    row(
-        &mut out,
-        [
+        rows.push(row);
+    }
+    let mut row = vec!["speedup".to_string()];
+    row.extend(c.plain.times.speedups(&c.batched.times));
+    row.extend([String::new(), String::new()]);
+    row.push(match (c.plain.peak_kib, c.batched.peak_kib) {
+        (Some(p), Some(b)) if p > 0 => format!("{:+.1}%", 100.0 * (b as f64 - p as f64) / p as f64),
+        _ => String::new(),
+    });
+    rows.push(row);
+    timing::table(
+        &[
             "",
             "parse",
             "drop",
@@ -536,49 +449,8 @@ pub fn table(c: &Comparison) -> String {
             "from batches",
             "peak RSS",
         ],
-    );
-    for (name, phase) in [("plain", &c.plain), ("#[batch_alloc]", &c.batched)] {
-        let share = match phase.boxes {
-            0 => String::new(),
-            boxes => format!(
-                " ({:.0}%)",
-                100.0 * phase.from_batches as f64 / boxes as f64
-            ),
-        };
-        let peak = phase
-            .peak_kib
-            .map_or("n/a".to_string(), |kib| megabytes(kib * 1024));
-        row(
-            &mut out,
-            [
-                name,
-                &format!("{:.1} ms", median_ms(&phase.parse)),
-                &format!("{:.1} ms", median_ms(&phase.drop)),
-                &format!("{:.1} ms", median_ms(&phase.totals())),
-                &thousands(phase.boxes),
-                &format!("{}{share}", thousands(phase.from_batches)),
-                &peak,
-            ],
-        );
-    }
-    let memory = match (c.plain.peak_kib, c.batched.peak_kib) {
-        (Some(p), Some(b)) if p > 0 => format!("{:+.1}%", 100.0 * (b as f64 - p as f64) / p as f64),
-        _ => String::new(),
-    };
-    let times = |f: f64| format!("{f:.2}x");
-    row(
-        &mut out,
-        [
-            "speedup",
-            &times(speedup(&c.plain.parse, &c.batched.parse)),
-            &times(speedup(&c.plain.drop, &c.batched.drop)),
-            &times(speedup(&c.plain.totals(), &c.batched.totals())),
-            "",
-            "",
-            &memory,
-        ],
-    );
-    out
+        &rows,
+    )
 }
 
 /// Runs the program; `allocator` is the one this binary was built with.
