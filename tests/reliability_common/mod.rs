@@ -1,0 +1,213 @@
+//! Shared by the reliability tests (`tests/reliability_*.rs`): a seeded
+//! generator, boxes that carry a fill pattern checked when they are freed
+//! (batched or plain), resident-memory readings, and re-running one test of
+//! the current binary in a child process.
+
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+use batch_alloc::{size_classes, Batch, SizeClass};
+
+/// A deterministic generator (xorshift64*), so failures replay exactly.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// True with probability `1 / n`.
+    pub fn one_in(&mut self, n: usize) -> bool {
+        self.below(n) == 0
+    }
+}
+
+/// The seed of a seeded test: `RELIABILITY_SEED` if set, else `default`.
+pub fn seed(default: u64) -> u64 {
+    std::env::var("RELIABILITY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Word `i` of the pattern of object `id`.
+pub fn pattern(id: u64, i: usize) -> u64 {
+    id.wrapping_mul(0x0100_0000_01B3) ^ (i as u64).wrapping_mul(0x9E37_79B9) ^ 0xA5A5
+}
+
+/// An array of `N` words filled with the pattern of `id`.
+pub fn fill<const N: usize>(id: u64) -> [u64; N] {
+    core::array::from_fn(|i| pattern(id, i))
+}
+
+/// Panics unless `words` hold the pattern of `id`.
+pub fn check_words(words: &[u64], id: u64) {
+    for (i, &w) in words.iter().enumerate() {
+        assert_eq!(w, pattern(id, i), "object {id} corrupted at word {i}");
+    }
+}
+
+/// Sizes of the three kinds of [`Filled`] boxes: 16 B, 40 B (a 48-byte
+/// class, so slots are larger than objects) and 256 B.
+pub type Small = [u64; 2];
+pub type Medium = [u64; 5];
+pub type Large = [u64; 32];
+
+/// A box of one of three sizes, filled with a pattern derived from its id.
+pub enum Filled {
+    Small(Box<Small>),
+    Medium(Box<Medium>),
+    Large(Box<Large>),
+}
+
+impl Filled {
+    /// A plain box (`Box::new`) of kind `kind % 3`.
+    pub fn plain(kind: usize, id: u64) -> Filled {
+        match kind % 3 {
+            0 => Filled::Small(Box::new(fill(id))),
+            1 => Filled::Medium(Box::new(fill(id))),
+            _ => Filled::Large(Box::new(fill(id))),
+        }
+    }
+
+    /// Bytes of the object (not of its slot).
+    pub fn bytes(&self) -> usize {
+        size_of_val(self.words())
+    }
+
+    pub fn words(&self) -> &[u64] {
+        match self {
+            Filled::Small(b) => &b[..],
+            Filled::Medium(b) => &b[..],
+            Filled::Large(b) => &b[..],
+        }
+    }
+
+    /// Panics unless the pattern written at allocation is intact.
+    pub fn check(&self, id: u64) {
+        check_words(self.words(), id);
+    }
+
+    /// Checks the pattern, then frees the box.
+    pub fn check_and_free(self, id: u64) {
+        self.check(id);
+        drop(self);
+    }
+}
+
+/// The size class a batch of `T` takes its slots from.
+pub fn class_of<T>() -> SizeClass {
+    *size_classes()
+        .iter()
+        .find(|c| c.size as usize >= size_of::<T>() && c.size as usize % align_of::<T>() == 0)
+        .expect("a class for the type")
+}
+
+/// The classes of the three kinds of [`Filled`].
+pub fn filled_classes() -> [SizeClass; 3] {
+    [
+        class_of::<Small>(),
+        class_of::<Medium>(),
+        class_of::<Large>(),
+    ]
+}
+
+/// Bytes of the spans that `slots` slots of each kind of [`Filled`] cover
+/// at most, plus `extra` spans per kind.
+pub fn filled_span_bytes(slots: usize, extra: usize) -> u64 {
+    filled_classes()
+        .iter()
+        .map(|c| (slots.div_ceil(c.slots as usize) + extra) * c.span_bytes())
+        .sum::<usize>() as u64
+}
+
+/// Batches for the three sizes.
+#[derive(Default)]
+pub struct Batches {
+    pub small: Batch<Small>,
+    pub medium: Batch<Medium>,
+    pub large: Batch<Large>,
+}
+
+impl Batches {
+    pub fn with_capacity(n: usize) -> Batches {
+        Batches {
+            small: Batch::with_capacity(n),
+            medium: Batch::with_capacity(n),
+            large: Batch::with_capacity(n),
+        }
+    }
+
+    /// A batched box of kind `kind % 3`.
+    pub fn alloc(&mut self, kind: usize, id: u64) -> Filled {
+        match kind % 3 {
+            0 => Filled::Small(self.small.alloc(fill(id))),
+            1 => Filled::Medium(self.medium.alloc(fill(id))),
+            _ => Filled::Large(self.large.alloc(fill(id))),
+        }
+    }
+}
+
+/// Resident memory of this process in KiB (`VmRSS` of `/proc/self/status`),
+/// or `None` where that file does not exist.
+pub fn vm_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Environment variable that tells a re-run test binary which child role
+/// to play.
+pub const CHILD_ENV: &str = "BATCH_ALLOC_RELIABILITY_CHILD";
+
+/// The child role this process was started for, if any.
+pub fn child_role() -> Option<String> {
+    std::env::var(CHILD_ENV).ok()
+}
+
+/// Runs test `test` of this test binary alone in a child process, with
+/// [`CHILD_ENV`] set to `role` and, if given, the address-space limit
+/// `ulimit -v` (in KiB) applied by a shell before the binary starts.
+pub fn run_child(test: &str, role: &str, ulimit_v_kib: Option<u64>) -> Output {
+    let exe = std::env::current_exe().expect("path of the test binary");
+    let args = [test, "--exact", "--nocapture", "--test-threads=1"];
+    let mut command = match ulimit_v_kib {
+        None => Command::new(&exe),
+        Some(kib) => {
+            let mut sh = Command::new("sh");
+            sh.arg("-c")
+                .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+                .arg(&exe);
+            sh
+        }
+    };
+    // The child reports what a user would see by default: no backtraces.
+    command
+        .args(args)
+        .env(CHILD_ENV, role)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the test binary runs as a child")
+}
+
+/// A child's output, for assertion messages.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
