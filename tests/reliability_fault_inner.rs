@@ -1,0 +1,263 @@
+//! Faults in the inner allocator: the global allocator is
+//! `BatchAlloc<FailAfter>`, whose inner allocator (the system's) returns
+//! null once a budget of calls, set at run time, is spent. Failure is armed
+//! per thread, so the test harness's own threads never see it.
+//!
+//! While the inner allocator fails, batches keep handing out slots from
+//! spans (span memory comes from the runtime's own reserved range, not from
+//! the inner allocator), slots are freed and reallocated in place, and a
+//! reallocation that would leave its slot fails cleanly. Where an
+//! allocation has to come from the inner allocator (`Box::new`, a batch of
+//! a tiny loop, a type batches do not serve), the process fails exactly as
+//! `Box::new` does: `handle_alloc_error` prints "memory allocation of N
+//! bytes failed" and aborts. Those cases run in a child process: this test
+//! binary, re-run with one test selected and a role in the environment.
+
+mod reliability_common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::hint::black_box;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::thread;
+
+use batch_alloc::{is_active, stats, Batch, BatchAlloc};
+use reliability_common::{check_words, child_role, describe, fill, run_child};
+
+/// The system allocator, failing on armed threads once its budget is spent.
+struct FailAfter;
+
+/// Inner-allocator calls armed threads may still make before they fail.
+static BUDGET: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Inner-allocator calls that returned null.
+static FAILED: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn fails_now() -> bool {
+    if !ARMED.try_with(Cell::get).unwrap_or(false) {
+        return false;
+    }
+    let spent = BUDGET
+        .fetch_update(Relaxed, Relaxed, |left| left.checked_sub(1))
+        .is_err();
+    if spent {
+        FAILED.fetch_add(1, Relaxed);
+    }
+    spent
+}
+
+// SAFETY: forwards to `System`, or returns null, which `GlobalAlloc` allows
+// for any allocation; `dealloc` always forwards.
+unsafe impl GlobalAlloc for FailAfter {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if fails_now() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if fails_now() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if fails_now() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: BatchAlloc<FailAfter> = BatchAlloc::new(FailAfter);
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// While alive, the inner allocator fails on this thread after `k` more
+/// calls.
+struct Failing;
+
+impl Failing {
+    fn after(k: u64) -> Failing {
+        BUDGET.store(k, Relaxed);
+        ARMED.set(true);
+        Failing
+    }
+}
+
+impl Drop for Failing {
+    fn drop(&mut self) {
+        ARMED.set(false);
+        BUDGET.store(u64::MAX, Relaxed);
+    }
+}
+
+/// Whether a plain allocation of `n` bytes succeeds now, without aborting.
+fn plain_alloc_works(n: usize) -> bool {
+    Vec::<u8>::new().try_reserve_exact(n).is_ok()
+}
+
+#[test]
+fn batches_keep_working_while_the_inner_allocator_fails() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    assert!(is_active());
+    let before = stats();
+    thread::spawn(move || {
+        // Everything that needs the inner allocator is made first: the
+        // vectors, and this thread's heap (at its first refill).
+        let mut small = Batch::with_capacity(1_000);
+        let mut smalls: Vec<Box<[u64; 8]>> = Vec::with_capacity(1_000);
+        let mut larges: Vec<Box<[u64; 32]>> = Vec::with_capacity(600);
+        smalls.push(small.alloc(fill(0)));
+        let grow_me: Box<[u64; 5]> = Batch::with_capacity(8).alloc(fill(7));
+        let raw = Box::into_raw(grow_me).cast::<u64>();
+        // SAFETY: from a `Box<[u64; 5]>` of the global allocator: 5
+        // initialised words, the layout of a `Vec<u64>` of capacity 5.
+        let mut grown = unsafe { Vec::from_raw_parts(raw, 5, 5) };
+        let failed_before = FAILED.load(Relaxed);
+
+        let failing = Failing::after(0);
+        assert!(!plain_alloc_works(16), "the inner allocator fails");
+        // The reserved run keeps serving.
+        for id in 1..1_000 {
+            smalls.push(small.alloc(fill(id)));
+        }
+        // A new batch of another class refills from new spans: 600
+        // 256-byte boxes take three spans.
+        let mut large = Batch::with_capacity(600);
+        for id in 0..600 {
+            larges.push(large.alloc(fill(10_000 + id)));
+        }
+        drop((small, large));
+        // Slots are freed, and reused by a new batch, without the inner
+        // allocator.
+        for b in smalls.drain(500..) {
+            drop(b);
+        }
+        let mut again = Batch::with_capacity(500);
+        for id in 500..1_000 {
+            smalls.push(again.alloc(fill(id)));
+        }
+        drop(again);
+        // A slot grows in place within its 48-byte class...
+        grown.reserve_exact(1);
+        assert_eq!(grown.as_ptr(), raw);
+        grown.push(99);
+        // ... and growing it past the class fails cleanly, leaving it whole.
+        assert!(grown.try_reserve_exact(100).is_err());
+        assert_eq!(grown.as_ptr(), raw);
+        assert!(!plain_alloc_works(16), "still failing");
+        drop(failing);
+
+        assert!(FAILED.load(Relaxed) - failed_before >= 3);
+        assert!(plain_alloc_works(16), "healed");
+        for (id, b) in smalls.iter().enumerate() {
+            check_words(&b[..], id as u64);
+        }
+        for (id, b) in larges.iter().enumerate() {
+            check_words(&b[..], 10_000 + id as u64);
+        }
+        check_words(&grown[..5], 7);
+        assert_eq!(grown[5], 99);
+        grown.extend_from_slice(&[1; 100]);
+        let now = stats();
+        assert!(now.batched_boxes - before.batched_boxes >= 2_100);
+    })
+    .join()
+    .unwrap();
+    let after = stats();
+    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
+    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+}
+
+/// Writes `msg` to stderr without allocating (no formatting, no buffer),
+/// so that it can run while the inner allocator fails.
+fn say(msg: &[u8]) {
+    let _ = std::io::stderr().write_all(msg);
+}
+
+/// Child roles: each ends in an allocation the inner allocator refuses.
+fn child(role: &str) {
+    // This thread's heap, made while allocation works.
+    let warm: Box<u64> = Batch::with_capacity(16).alloc(1);
+    drop(warm);
+    say(b"child: armed\n");
+    match role {
+        "box-new" => {
+            let _failing = Failing::after(3);
+            let kept: [Box<[u8; 40]>; 3] = core::array::from_fn(|i| Box::new([i as u8; 40]));
+            say(b"child: three plain boxes made\n");
+            black_box(&kept);
+            black_box(Box::new([9u8; 40]));
+        }
+        "tiny-batch" => {
+            let _failing = Failing::after(0);
+            // A batch hinted at two allocations boxes them plainly.
+            black_box(Batch::with_capacity(2).alloc([3u64; 5]));
+        }
+        "unhinted-batch" => {
+            let _failing = Failing::after(0);
+            // The first two allocations of a batch with no hint are plain.
+            black_box(Batch::new().alloc([3u64; 5]));
+        }
+        "oversized" => {
+            let _failing = Failing::after(0);
+            // Past the largest class: batches box it plainly.
+            black_box(Batch::with_capacity(100).alloc([5u8; 5000]));
+        }
+        other => panic!("unknown role {other}"),
+    }
+    say(b"child: survived (unexpected)\n");
+}
+
+/// Exit signal of a child killed by `abort` (SIGABRT on Linux and macOS).
+const SIGABRT: i32 = 6;
+
+#[test]
+fn where_the_inner_allocator_must_serve_failure_aborts_like_box_new() {
+    if let Some(role) = child_role() {
+        child(&role);
+        return;
+    }
+    let test = "where_the_inner_allocator_must_serve_failure_aborts_like_box_new";
+    for (role, bytes) in [
+        ("box-new", 40),
+        ("tiny-batch", 40),
+        ("unhinted-batch", 40),
+        ("oversized", 5000),
+    ] {
+        let output = run_child(test, role, None);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let what = describe(&output);
+        assert!(stderr.contains("child: armed"), "{role}: child ran\n{what}");
+        let message = format!("memory allocation of {bytes} bytes failed");
+        assert!(stderr.contains(&message), "{role}: {message}\n{what}");
+        assert!(!stderr.contains("survived"), "{role}\n{what}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(output.status.signal(), Some(SIGABRT), "{role}\n{what}");
+        }
+        assert!(!output.status.success(), "{role}\n{what}");
+        if role == "box-new" {
+            let made = stderr.find("three plain boxes made").expect(&what);
+            assert!(made < stderr.find(&message).unwrap(), "{what}");
+        }
+    }
+}

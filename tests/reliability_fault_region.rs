@@ -1,0 +1,192 @@
+//! Fault: the runtime cannot reserve its address range. A child process
+//! (this test binary, re-run with one test selected) runs a workload of
+//! `#[batch_alloc]` loops, batches, boxes freed on other threads and a
+//! batched box grown as a `Vec`, under `ulimit -v` small enough that the
+//! 32 GiB reservation fails but the program starts. It must still work,
+//! through plain boxes: `is_active()` is true, no box comes from a batch,
+//! and the results are those of an unlimited run of the same workload,
+//! which (as a control) does batch.
+
+// Vectors of boxes are what batched loops make.
+#![allow(clippy::vec_box)]
+
+mod reliability_common;
+
+use std::thread;
+
+use batch_alloc::{batch_alloc, is_active, stats, Batch, BatchAlloc};
+use reliability_common::{check_words, child_role, describe, fill, run_child, Filled};
+
+#[global_allocator]
+static GLOBAL: BatchAlloc = BatchAlloc::system();
+
+/// Address-space limit for the child, in KiB (about 3.8 GiB): room for the
+/// test binary and its threads, not for the runtime's 32 GiB range.
+const LIMIT_KIB: u64 = 4_000_000;
+
+const TEST: &str = "without_its_address_range_the_runtime_boxes_plainly";
+
+#[batch_alloc]
+fn records(ids: std::ops::Range<u64>) -> Vec<Box<[u64; 8]>> {
+    let mut out = Vec::new();
+    for id in ids {
+        out.push(Box::new(fill(id)));
+    }
+    out
+}
+
+#[batch_alloc]
+fn chain(n: u64) -> Option<Box<Node>> {
+    let mut head = None;
+    let mut i = 0;
+    while i < n {
+        head = Some(Box::new(Node {
+            value: fill(i),
+            next: head,
+        }));
+        i += 1;
+    }
+    head
+}
+
+struct Node {
+    value: [u64; 3],
+    next: Option<Box<Node>>,
+}
+
+/// The child's workload; returns a checksum of everything it read back.
+fn workload() -> u64 {
+    let mut sum = 0u64;
+    let mut add = |words: &[u64]| {
+        sum = words
+            .iter()
+            .fold(sum, |s, &w| s.wrapping_mul(31).wrapping_add(w));
+    };
+    // A `for` loop with a hint, freed on another thread.
+    let boxes = records(0..20_000);
+    for (id, b) in boxes.iter().enumerate() {
+        check_words(&b[..], id as u64);
+        add(&b[..]);
+    }
+    thread::spawn(move || drop(boxes)).join().unwrap();
+    // A `while` loop with no hint: a linked list, dropped iteratively.
+    let mut node = chain(5_000);
+    let mut expected = 5_000;
+    while let Some(mut n) = node {
+        expected -= 1;
+        check_words(&n.value, expected);
+        add(&n.value);
+        node = n.next.take();
+    }
+    assert_eq!(expected, 0);
+    // Batches by hand, of three sizes, from several threads.
+    let handles: Vec<_> = (0..4u64)
+        .map(|t| {
+            thread::spawn(move || {
+                let mut batch = reliability_common::Batches::with_capacity(300);
+                (0..900)
+                    .map(|i| {
+                        let id = t << 32 | i;
+                        (batch.alloc(i as usize, id), id)
+                    })
+                    .collect::<Vec<(Filled, u64)>>()
+            })
+        })
+        .collect();
+    for h in handles {
+        for (b, id) in h.join().unwrap() {
+            b.check(id);
+            add(b.words());
+        }
+    }
+    // A batched box grown as a vector.
+    let b: Box<[u64; 5]> = Batch::with_capacity(10).alloc(fill(77));
+    let raw = Box::into_raw(b).cast::<u64>();
+    // SAFETY: from a `Box<[u64; 5]>` of the global allocator: 5 initialised
+    // words, the layout of a `Vec<u64>` of capacity 5.
+    let mut v = unsafe { Vec::from_raw_parts(raw, 5, 5) };
+    v.extend(0..1_000);
+    check_words(&v[..5], 77);
+    add(&v);
+    sum
+}
+
+/// The child: the limit it runs under, then its figures, on one line.
+fn child() {
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    let address_space = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .unwrap_or("unknown")
+        .to_owned();
+    let active = is_active();
+    let before = stats();
+    let checksum = workload();
+    let after = stats();
+    println!(
+        "RESULT limit={address_space} active={active} batched={} reserves={} live={} spans={} \
+         checksum={checksum:#x}",
+        after.batched_boxes - before.batched_boxes,
+        after.reserve_calls - before.reserve_calls,
+        after.live_slots,
+        after.span_bytes,
+    );
+}
+
+/// The child's `RESULT` line (after whatever the harness printed first).
+fn result_line(stdout: &str) -> &str {
+    let at = stdout
+        .find("RESULT ")
+        .unwrap_or_else(|| panic!("no RESULT line in {stdout}"));
+    stdout[at..].lines().next().unwrap_or_default()
+}
+
+/// The `RESULT` line's value for `key`.
+fn field<'a>(stdout: &'a str, key: &str) -> &'a str {
+    let line = result_line(stdout);
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+}
+
+#[test]
+fn without_its_address_range_the_runtime_boxes_plainly() {
+    if child_role().is_some() {
+        child();
+        return;
+    }
+    let control = run_child(TEST, "work", None);
+    assert!(control.status.success(), "{}", describe(&control));
+    let control_out = String::from_utf8_lossy(&control.stdout);
+    assert_eq!(field(&control_out, "active"), "true");
+    assert_ne!(
+        field(&control_out, "batched"),
+        "0",
+        "unlimited, the workload batches"
+    );
+
+    let limited = run_child(TEST, "work", Some(LIMIT_KIB));
+    let what = describe(&limited);
+    assert!(limited.status.success(), "{what}");
+    let out = String::from_utf8_lossy(&limited.stdout);
+    assert_eq!(
+        field(&out, "limit"),
+        (LIMIT_KIB * 1024).to_string(),
+        "{what}"
+    );
+    assert_eq!(field(&out, "active"), "true", "{what}");
+    for key in ["batched", "reserves", "live", "spans"] {
+        assert_eq!(field(&out, key), "0", "{key}: {what}");
+    }
+    assert_eq!(
+        field(&out, "checksum"),
+        field(&control_out, "checksum"),
+        "same results as the unlimited run"
+    );
+    println!(
+        "region fault: under ulimit -v {LIMIT_KIB}: {}\nunlimited: {}",
+        result_line(&out),
+        result_line(&control_out),
+    );
+}
