@@ -182,7 +182,13 @@ pub fn child_role() -> Option<String> {
 /// `ulimit -v` (in KiB) applied by a shell before the binary starts.
 pub fn run_child(test: &str, role: &str, ulimit_v_kib: Option<u64>) -> Output {
     let exe = std::env::current_exe().expect("path of the test binary");
-    let args = [test, "--exact", "--nocapture", "--test-threads=1"];
+    let args = [
+        test,
+        "--exact",
+        "--include-ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ];
     let mut command = match ulimit_v_kib {
         None => Command::new(&exe),
         Some(kib) => {
