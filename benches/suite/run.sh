@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs the comparison suite and writes docs/benchmarks.md and docs/img/*.png.
+#
+#   benches/suite/run.sh            # everything: about 45 minutes on 2 cores
+#   benches/suite/run.sh --quick    # a subset: about 8 minutes
+#   benches/suite/run.sh --report-only docs/benchmarks.json   # rewrite the report
+#
+# Needs cargo, python3 and valgrind (instruction counts; skipped with a
+# notice if missing). Installs matplotlib into target/suite/venv if python3
+# lacks it. See benches/suite/suite.py for the options.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+exec python3 benches/suite/suite.py "$@"
