@@ -162,8 +162,9 @@ def machine():
     info["valgrind"] = command_output(["valgrind", "--version"])
     info["python"] = platform.python_version()
     rev = command_output(["git", "rev-parse", "--short", "HEAD"])
-    dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"])
-    info["git"] = rev + (" (with uncommitted changes)" if dirty else "")
+    dirty = [line[3:] for line in command_output(
+        ["git", "status", "--porcelain", "--untracked-files=no"]).splitlines() if line.strip()]
+    info["git"] = rev + (f" with uncommitted changes to {', '.join(dirty)}" if dirty else "")
     info["crates"] = lock_versions(["criterion", "mimalloc", "libmimalloc-sys", "tikv-jemallocator",
                                     "tikv-jemalloc-sys", "bumpalo", "typed-arena", "serde_json"])
     return info
