@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Writes docs/benchmarks.md and docs/img/*.png from a suite run.
 
-    report.py RESULTS_JSON [--doc docs/benchmarks.md] [--img docs/img]
+    report.py RESULTS_JSON [--doc docs/benchmarks.md] [--img docs/img] [--readme PATH]
 
 RESULTS_JSON is target/suite/<run>/results.json (written by suite.py) or a
 copy of it; the report keeps a copy next to itself (docs/benchmarks.json),
 so `benches/suite/run.sh --report-only docs/benchmarks.json` rewrites it.
-Needs matplotlib for the charts; suite.py provides it.
+With --readme, also writes the README's benchmark section (command,
+targets, headline table, charts) to PATH; suite.py passes
+wip/README-benchmarks.md. Needs matplotlib for the charts; suite.py
+provides it.
 """
 import argparse
 import json
@@ -514,6 +517,72 @@ def matrix_section(d, scen, title):
     return "\n".join(parts)
 
 
+HEADLINE_HEADER = ["strategy", "ns per object", "range over rounds", "time vs batch-glibc",
+                   "instructions per object"]
+
+
+def headline_rows(d, callgrind):
+    """64-byte objects, N = 1024, allocate then drop: one row per strategy."""
+    head = "alloc_drop/64B"
+    cg = {row["strategy"]: row for row in (callgrind or []) if not row.get("no_spawn")}
+    base = d.median(head, "batch-glibc", 1024)
+    rows = []
+    for s in ORDER:
+        rounds = d.rounds(head, s, 1024)
+        if not rounds:
+            continue
+        med = statistics.median(rounds)
+        ins = cg.get(s)
+        rows.append([NAME[s].replace("<", "&lt;"), fmt_ns(med),
+                     f"{fmt_ns(min(rounds))} – {fmt_ns(max(rounds))}",
+                     f"{med / base:.2f}x" if base else "–",
+                     f"{ins['total']:.1f}" if ins else "–"])
+    return rows
+
+
+def write_readme(results, path, doc, img):
+    """The README's benchmark section: command, targets, headline, charts."""
+    d = Data(results)
+    memory = results.get("memory")
+    callgrind = results.get("callgrind")
+    rel = lambda p: os.path.relpath(os.path.abspath(p), os.getcwd())
+    out = []
+    w = out.append
+    w("## Benchmarks")
+    w("")
+    w("```sh")
+    w("benches/suite/run.sh            # everything, interleaved: about 45 minutes on 2 cores")
+    w("benches/suite/run.sh --quick    # a subset: about 8 minutes")
+    w("```")
+    w("")
+    w(f"Either writes [{rel(doc)}]({rel(doc)}): the Go proposal's table, the size × count × "
+      "scenario matrix against `Box::new` on glibc, mimalloc and jemalloc, bumpalo, typed-arena, "
+      "jemalloc's `experimental.batch_alloc` and the `Vec` limit, cross-thread drops, resident "
+      "memory, callgrind instruction counts and three real programs, with the machine and the "
+      f"noise. The figures below are from a {results['mode']} run ({results['config']['rounds']} "
+      f"rounds, commit {results['machine']['git']}) on a shared 2-core machine; times are medians "
+      "over rounds.")
+    w("")
+    w("### Targets")
+    w("")
+    w(table(["target", "measured", "verdict"], targets(d, memory, callgrind), ["---", "---", "---"]))
+    w("")
+    w("### 64-byte objects, N = 1024, allocate then drop")
+    w("")
+    w(table(HEADLINE_HEADER, headline_rows(d, callgrind)))
+    w("")
+    for name, alt in (("alloc_drop_64B.png", "ns per object against N, allocate then drop"),
+                      ("memory.png", "resident bytes per live object"),
+                      ("programs.png", "real programs with and without #[batch_alloc]")):
+        png = os.path.join(img, name)
+        if os.path.exists(png):
+            w(f"![{alt}]({rel(png)})")
+            w("")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(out).rstrip() + "\n")
+
+
 def write(results, doc, img):
     d = Data(results)
     memory = results.get("memory")
@@ -550,20 +619,7 @@ def write(results, doc, img):
     head = "alloc_drop/64B"
     w("## Headline: 64-byte objects, N = 1024, allocate then drop")
     w("")
-    cg = {row["strategy"]: row for row in (callgrind or []) if not row.get("no_spawn")}
-    base = d.median(head, "batch-glibc", 1024)
-    rows = []
-    for s in ORDER:
-        rounds = d.rounds(head, s, 1024)
-        if not rounds:
-            continue
-        med = statistics.median(rounds)
-        ins = cg.get(s)
-        rows.append([NAME[s].replace("<", "&lt;"), fmt_ns(med), f"{fmt_ns(min(rounds))} – {fmt_ns(max(rounds))}",
-                     f"{med / base:.2f}x" if base else "–",
-                     f"{ins['total']:.1f}" if ins else "–"])
-    w(table(["strategy", "ns per object", "range over rounds", "time vs batch-glibc",
-             "instructions per object"], rows))
+    w(table(HEADLINE_HEADER, headline_rows(d, callgrind)))
     w("")
     for p in pngs:
         if p.endswith("alloc_drop_64B.png"):
@@ -784,6 +840,7 @@ def main():
     ap.add_argument("results")
     ap.add_argument("--doc", default="docs/benchmarks.md")
     ap.add_argument("--img", default="docs/img")
+    ap.add_argument("--readme", help="also write the README's benchmark section here")
     args = ap.parse_args()
     path = args.results
     if os.path.isdir(path):
@@ -795,6 +852,8 @@ def main():
     if os.path.abspath(path) != keep:
         shutil.copyfile(path, keep)
     write(results, args.doc, args.img)
+    if args.readme:
+        write_readme(results, args.readme, args.doc, args.img)
 
 
 if __name__ == "__main__":

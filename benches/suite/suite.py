@@ -19,8 +19,9 @@ Builds the five suite bench binaries (one per global allocator), then:
    the dropping half.
 
 Everything lands in target/suite/<stamp>/ (target/suite/latest points at
-it); report.py then writes docs/benchmarks.md and docs/img/*.png from the
-results, installing matplotlib into target/suite/venv if it is missing.
+it); report.py then writes docs/benchmarks.md, docs/img/*.png and the
+README's benchmark section (wip/README-benchmarks.md) from the results,
+installing matplotlib into target/suite/venv if it is missing.
 Standard library only.
 """
 import argparse
@@ -98,6 +99,9 @@ MEMORY = [
     ("batch_mimalloc", "batch-mimalloc"),
 ]
 MEMORY_SIZES = [16, 64]
+
+# The README's benchmark section, regenerated with the report for merging.
+README_SECTION = "wip/README-benchmarks.md"
 MEMORY_N = 1_000_000
 
 
@@ -333,7 +337,8 @@ def report(results, doc, img):
     """Runs report.py on a results.json (or a run directory holding one)."""
     python = ensure_plot_python()
     here = os.path.dirname(os.path.abspath(__file__))
-    run([python, os.path.join(here, "report.py"), results, "--doc", doc, "--img", img], cwd=ROOT)
+    run([python, os.path.join(here, "report.py"), results, "--doc", doc, "--img", img,
+         "--readme", README_SECTION], cwd=ROOT)
 
 
 def main():
