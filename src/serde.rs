@@ -1,8 +1,8 @@
 //! serde's own impls box each element with `Box::new`, one call to the
 //! allocator per element. These helpers deserialize the same input into the
 //! same types, with the same errors, but take each container's boxes from
-//! one [`Batch`], so that a long sequence costs a few refills instead of one
-//! allocation per element:
+//! one [`Batch`](crate::Batch), so that a long sequence costs a few refills
+//! instead of one allocation per element:
 //!
 //! ```
 //! use batch_alloc::BatchAlloc;
@@ -35,11 +35,11 @@
 //!
 //! | field type | helper |
 //! |---|---|
-//! | `Vec<Box<T>>` | [`vec_box`] |
-//! | `VecDeque<Box<T>>` | [`vec_deque_box`] |
-//! | `Vec<Option<Box<T>>>` | [`vec_option_box`] |
-//! | `HashMap<K, Box<V>, S>` | [`hash_map_box`] |
-//! | `BTreeMap<K, Box<V>>` | [`btree_map_box`] |
+//! | `Vec<Box<T>>` | [`vec_box`](crate::serde::vec_box) |
+//! | `VecDeque<Box<T>>` | [`vec_deque_box`](crate::serde::vec_deque_box) |
+//! | `Vec<Option<Box<T>>>` | [`vec_option_box`](crate::serde::vec_option_box) |
+//! | `HashMap<K, Box<V>, S>` | [`hash_map_box`](crate::serde::hash_map_box) |
+//! | `BTreeMap<K, Box<V>>` | [`btree_map_box`](crate::serde::btree_map_box) |
 //!
 //! Only `deserialize_with` is needed: serialization of these types is
 //! serde's own, unchanged, so `#[derive(Serialize)]` on the same struct
@@ -69,7 +69,7 @@
 //! describing text formats such as JSON do not know the length of an array
 //! before its end: there the batch has no hint, serves its first two boxes
 //! plain, and then reserves runs that grow geometrically (see
-//! [`Batch::new`]).
+//! [`Batch::new`](crate::Batch::new)).
 //!
 //! A length read from the input is not trusted: like serde's own impls,
 //! the helpers preallocate the container and size the batch for at most
@@ -86,9 +86,9 @@
 //!
 //! # Your own visitor: one attribute
 //!
-//! A hand-written [`Visitor`] batches its boxes with nothing changed but
-//! [`#[batch_alloc]`](macro@crate::batch_alloc) on the method (or on the
-//! whole `impl` block): the attribute serves every `Box::new` in the
+//! A hand-written [`Visitor`](::serde::de::Visitor) batches its boxes with
+//! nothing changed but [`#[batch_alloc]`](macro@crate::batch_alloc) on the
+//! method (or on the whole `impl` block): the attribute serves every `Box::new` in the
 //! method's loops from a batch declared outside the loop. This needs no
 //! feature of this crate.
 //!
