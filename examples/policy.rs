@@ -272,6 +272,8 @@ fn spans_section() {
     let classes = size_classes();
     let mean_pages = classes.iter().map(|c| c.pages as f64).sum::<f64>() / classes.len() as f64;
     let cost = measure_loop(1024, |i| [i; 8], Growth::Double, true);
+    let big = measure_loop(100_000, |i| [i; 8], Growth::Double, true);
+    let big_unhinted = measure_loop(100_000, |i| [i; 8], Growth::Double, false);
     println!("## This build's pages and spans\n");
     println!("| metric | value |\n|---|---:|");
     println!("| page | {} KiB |", limits::PAGE_SIZE / 1024);
@@ -286,6 +288,11 @@ fn spans_section() {
         held / 1024
     );
     println!("| one object of each class on a thread: resident KiB added | {resident} |");
+    println!("| 64 B x 100,000 kept, hinted: refills | {} |", big.refills);
+    println!(
+        "| 64 B x 100,000 kept, no hint: refills | {} |",
+        big_unhinted.refills
+    );
     println!(
         "| 64 B x 1024, allocate then drop, ns per item | {:.2} |",
         cost.ns_per_item
