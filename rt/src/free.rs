@@ -76,6 +76,10 @@ impl Freed {
     /// - As for [`Freed::write_word`].
     #[inline(always)]
     unsafe fn read_word(self, at: usize) -> u32 {
+        if at + 4 <= self.size {
+            // SAFETY: the box's pointer covers the four bytes.
+            return unsafe { self.ptr.wrapping_add(at).cast::<u32>().read_unaligned() };
+        }
         let mut bytes = [0; 4];
         for (i, byte) in bytes.iter_mut().enumerate() {
             // SAFETY: each byte through a pointer that covers it.
@@ -199,16 +203,23 @@ unsafe fn free_slow(
         return;
     }
     // The common remote free: an owned, unarmed span and a box that covers
-    // the link, without hardening checks. Everything else goes out of line.
-    if !owner.is_null() && size >= 4 && !hardening::ENABLED {
+    // the link. Everything else goes out of line.
+    if !owner.is_null() && size >= 4 {
         debug_check_slot(span, at.offset_in_frame());
+        let freed = Freed::from_parts(ptr, base, offset, size);
+        // SAFETY: the slot is given up (the caller's contract).
+        unsafe { freed.check_and_mark(span) };
+        let key = hardening::key(span);
         // SAFETY: the slot is out and given up by its box (the caller's
         // contract), whose pointer covers the link; only this push writes it.
-        let link = move |next| unsafe { write_link(ptr, next, 0) };
+        let link = move |next| unsafe { write_link(ptr, next, key) };
         // SAFETY: forwarded contract.
         if unsafe { remote::push_plain(span, at.offset_in_frame(), link) } {
             return;
         }
+        // SAFETY: forwarded contract; the slot is already checked.
+        unsafe { push_remote_rare(span, freed) };
+        return;
     }
     // SAFETY: forwarded contract.
     unsafe { free_remote_rare(ptr, base, offset, size) };
@@ -252,6 +263,17 @@ unsafe fn free_remote_rare(ptr: *mut u8, base: *mut u8, offset: usize, size: usi
     debug_check_slot(span, freed.at.offset_in_frame());
     // SAFETY: the slot is given up (the caller's contract).
     unsafe { freed.check_and_mark(span) };
+    // SAFETY: forwarded contract.
+    unsafe { push_remote_rare(span, freed) };
+}
+
+/// Pushes a checked slot onto the remote list of a span in any state.
+///
+/// # Safety
+/// - As for [`free`], and the slot has been checked and marked.
+#[cold]
+#[inline(never)]
+unsafe fn push_remote_rare(span: &Span, freed: Freed) {
     let key = hardening::key(span);
     // SAFETY: the slot is given up by its box, and only this push writes
     // its link.
