@@ -14,10 +14,10 @@
 //! runs. The tests check that `model` counts something wherever they rely on
 //! it to tell batching from not batching.
 //!
-//! The counters are process-wide, and a sum over threads that a thread's
-//! exit moves around, so every test runs on one worker thread that never
-//! exits ([`on_worker`]): one at a time, and with no other thread owning a
-//! heap whose exit could race a reading.
+//! The counters are process-wide, so the tests run one at a time
+//! ([`on_worker`]). A heap's counters outlive its thread, so the exits of the
+//! harness's threads do not disturb a reading
+//! (`tests/stats_thread_exit.rs`).
 
 // The functions box the way the code the attribute is for does.
 #![allow(
@@ -32,12 +32,10 @@
 use std::cell::RefCell;
 use std::fmt::Debug;
 use std::future::Future;
-use std::panic::resume_unwind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
 use std::rc::Rc;
-use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 use batch_alloc::{stats, BatchAlloc};
@@ -45,31 +43,11 @@ use batch_alloc::{stats, BatchAlloc};
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-type Job = Box<dyn FnOnce() + Send>;
-type Done = Sender<std::thread::Result<()>>;
-
-/// Runs `test` on the one thread of this binary that allocates from batches,
-/// and fails the calling test if it panics.
-fn on_worker(test: impl FnOnce() + Send + 'static) {
-    static WORKER: OnceLock<Mutex<Sender<(Job, Done)>>> = OnceLock::new();
-    let worker = WORKER.get_or_init(|| {
-        let (jobs, queue) = channel::<(Job, Done)>();
-        std::thread::spawn(move || {
-            for (job, done) in queue {
-                let _ = done.send(catch_unwind(AssertUnwindSafe(job)));
-            }
-        });
-        Mutex::new(jobs)
-    });
-    let (done, result) = channel();
-    worker
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .send((Box::new(test), done))
-        .expect("the worker thread runs as long as the tests");
-    if let Err(panic) = result.recv().expect("the worker answers") {
-        resume_unwind(panic);
-    }
+/// Runs `test` while no other test of this binary runs.
+fn on_worker(test: impl FnOnce()) {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    test();
 }
 
 /// Runs `f`; returns what it returned and how many boxes batches served
