@@ -46,7 +46,9 @@ static GLOBAL: BatchAlloc = BatchAlloc::system();
 /// Runs `test` while no other test of this binary runs.
 fn on_worker(test: impl FnOnce()) {
     static SERIAL: Mutex<()> = Mutex::new(());
-    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     test();
 }
 
