@@ -253,9 +253,6 @@ fn child_fresh_thread() {
 }
 
 #[test]
-#[ignore = "runtime bug: a thread's first refill allocates its heap record with Box::new, so \
-            while the inner allocator fails it aborts naming 384 bytes instead of serving \
-            the batch from spans (or failing as Box::new of the boxed type would)"]
 fn a_threads_first_refill_while_the_inner_allocator_fails() {
     if child_role().is_some() {
         child_fresh_thread();

@@ -14,6 +14,7 @@ use core::cell::{Cell, UnsafeCell};
 use core::ptr;
 
 use crate::class::{CLASSES, NUM_CLASSES};
+use crate::config::FRAME_SIZE;
 use crate::hardening;
 use crate::region::{self, frame_base};
 use crate::remote::{self, Take};
@@ -22,7 +23,7 @@ use crate::span::{
 };
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64};
 
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{backoff, AtomicU32, Ordering};
 
 /// Cumulative counters of one heap. Each is written by its heap's thread
 /// alone, with a plain load and store (no read-modify-write instruction),
@@ -162,12 +163,12 @@ fn init_current() -> Option<&'static HeapRecord> {
     }
     // Registering the guard may allocate; do it before any span is touched.
     EXIT_GUARD.try_with(|_| ()).ok()?;
-    let record = claim_record();
+    let record = claim_record()?;
     CURRENT.set(record as *const HeapRecord as *mut HeapRecord);
     Some(record)
 }
 
-fn claim_record() -> &'static HeapRecord {
+fn claim_record() -> Option<&'static HeapRecord> {
     let mut record = REGISTRY.load(Ordering::Acquire);
     while !record.is_null() {
         // SAFETY: records are never freed.
@@ -177,20 +178,62 @@ fn claim_record() -> &'static HeapRecord {
                 .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
         {
-            return r;
+            return Some(r);
         }
         record = r.next.load(Ordering::Relaxed);
     }
-    let fresh: &'static HeapRecord = Box::leak(Box::new(HeapRecord::new(true)));
+    let fresh = new_record()?;
     let mut head = REGISTRY.load(Ordering::Relaxed);
     loop {
         fresh.next.store(head, Ordering::Relaxed);
         let new = fresh as *const HeapRecord as *mut HeapRecord;
         match REGISTRY.compare_exchange_weak(head, new, Ordering::Release, Ordering::Relaxed) {
-            Ok(_) => return fresh,
+            Ok(_) => return Some(fresh),
             Err(seen) => head = seen,
         }
     }
+}
+
+/// Where the next heap record goes, and where its frame ends. Records are
+/// carved from frames of the region, never freed, so that making one does
+/// not depend on the inner allocator (which may be failing) and cannot
+/// re-enter it.
+static RECORD_CURSOR: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
+static RECORD_END: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
+static RECORD_LOCK: AtomicBool = AtomicBool::new(false);
+
+/// A new record in the region, in use. `None` when no frame is left.
+fn new_record() -> Option<&'static HeapRecord> {
+    const SIZE: usize = size_of::<HeapRecord>().next_multiple_of(align_of::<HeapRecord>());
+    let mut spins = 0;
+    while RECORD_LOCK
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        backoff(&mut spins);
+    }
+    let mut cursor = RECORD_CURSOR.load(Ordering::Relaxed);
+    if cursor.is_null() || cursor.addr() + SIZE > RECORD_END.load(Ordering::Relaxed).addr() {
+        cursor = match region::acquire_frame() {
+            Some(frame) => frame_base(frame),
+            None => ptr::null_mut(),
+        };
+        RECORD_END.store(cursor.wrapping_add(FRAME_SIZE), Ordering::Relaxed);
+    }
+    let record = cursor.cast::<HeapRecord>();
+    if !cursor.is_null() {
+        RECORD_CURSOR.store(cursor.wrapping_add(SIZE), Ordering::Relaxed);
+    }
+    RECORD_LOCK.store(false, Ordering::Release);
+    if record.is_null() {
+        return None;
+    }
+    // SAFETY: the bytes are part of a frame taken for records alone, handed
+    // out once under the lock, aligned (frames are, and SIZE keeps it), and
+    // never freed.
+    unsafe { record.write(HeapRecord::new(true)) };
+    // SAFETY: just written; records are never freed or moved.
+    Some(unsafe { &*record })
 }
 
 /// Calls `f` on every heap record, live or idle.
