@@ -1,6 +1,7 @@
 //! Churn: a server-like loop. Two worker threads each take a "request"
 //! (a line of `name=value;` fields), parse it into boxes in `#[batch_alloc]`
-//! loops, answer it, and drop the boxes; one request in four is handed to a
+//! loops, keep it open among 32 others, and drop the boxes of a random
+//! open one as each new one arrives; one request in four is handed to a
 //! writer thread that frees its boxes there. Once warmed up, resident
 //! memory (`VmRSS`) must stop growing: freed slots are reused and empty
 //! spans recycled, however many boxes go through.
@@ -9,6 +10,8 @@
 //! 10,000,000 are the ignored test, for release builds:
 //! `cargo test --release --test reliability_churn -- --ignored --nocapture`.
 
+// Linux only: reads resident memory from /proc/self/status.
+#![cfg(target_os = "linux")]
 // Vectors of boxes are what batched loops make; the `while let` is the
 // loop shape with no trip count.
 #![allow(clippy::vec_box, clippy::while_let_on_iterator)]
@@ -29,6 +32,10 @@ use reliability_common::{seed, vm_rss_kib, Rng};
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
 const WORKERS: usize = 2;
+/// Requests a worker has open at once; one at random completes as the next
+/// arrives, so boxes of many refills are live together and spans empty in
+/// any order (and go back to the pool) rather than one after the other.
+const IN_FLIGHT: usize = 32;
 /// Share of the run, in percent, that counts as warm-up.
 const WARM_UP_PERCENT: u64 = 20;
 /// Resident growth allowed after warm-up, in KiB.
@@ -146,6 +153,7 @@ fn worker(me: u64, seed: u64, boxes: u64, done: Arc<AtomicU64>, to_writer: Write
     let mut line = String::new();
     let mut made = 0;
     let mut id = me << 40;
+    let mut in_flight: Vec<Request> = Vec::with_capacity(IN_FLIGHT + 1);
     while made < boxes {
         let sum = generate(&mut rng, &mut line);
         let mut request = parse(id, &line);
@@ -153,10 +161,16 @@ fn worker(me: u64, seed: u64, boxes: u64, done: Arc<AtomicU64>, to_writer: Write
         let n = answer(&request);
         made += n;
         id += 1;
-        if rng.one_in(4) {
-            to_writer.send(request).expect("the writer runs");
-        } else {
-            drop(request);
+        in_flight.push(request);
+        if in_flight.len() > IN_FLIGHT {
+            // Requests complete out of order.
+            let request = in_flight.swap_remove(rng.below(in_flight.len()));
+            answer(&request);
+            if rng.one_in(4) {
+                to_writer.send(request).expect("the writer runs");
+            } else {
+                drop(request);
+            }
         }
         done.fetch_add(n, Ordering::Relaxed);
     }

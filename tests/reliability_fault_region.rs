@@ -7,6 +7,8 @@
 //! and the results are those of an unlimited run of the same workload,
 //! which (as a control) does batch.
 
+// Linux only: `ulimit -v` and /proc/self/limits.
+#![cfg(target_os = "linux")]
 // Vectors of boxes are what batched loops make.
 #![allow(clippy::vec_box)]
 
