@@ -226,10 +226,10 @@ fn child(role: &str) {
     say(b"child: survived (unexpected)\n");
 }
 
-/// A thread's first refill while the inner allocator fails: spans come
-/// from the runtime's own range, so the batch can be served; at worst it
-/// should fall back to `Box::new` and fail as that does, naming the boxed
-/// type's size.
+/// A thread's first refill while the inner allocator fails: spans, and the
+/// thread's heap record, come from the runtime's own range, so the batch is
+/// served. (Found by this test: the record used to come from `Box::new`,
+/// and the child aborted naming 384 bytes, a size it never asked for.)
 fn child_fresh_thread() {
     let warm: Box<u64> = Batch::with_capacity(16).alloc(1);
     drop(warm);
@@ -266,11 +266,9 @@ fn a_threads_first_refill_while_the_inner_allocator_fails() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let what = describe(&output);
     assert!(stderr.contains("child: armed"), "{what}");
-    let served = output.status.success() && stderr.contains("served from spans");
-    let failed_as_box_new = stderr.contains("memory allocation of 64 bytes failed");
     assert!(
-        served || failed_as_box_new,
-        "neither served from spans nor failed as Box::new([u64; 8]):\n{what}"
+        output.status.success() && stderr.contains("served from spans"),
+        "a fresh thread's batch was not served from spans:\n{what}"
     );
 }
 
