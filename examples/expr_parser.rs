@@ -672,8 +672,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     print!("{}", table(&c));
     println!();
     println!(
-        "times: median of {} runs each, the versions alternating; {}.",
-        options.reps,
+        "times: median of {} each, the versions alternating; {}.",
+        timing::runs(options.reps),
         clock.describe()
     );
     println!("speedup: median of the per-run ratios (each run times both versions).");

@@ -472,8 +472,8 @@ pub fn run(options: &Options, dropper: &Dropper) -> Result<(), String> {
     print!("{}", table(&c));
     println!();
     println!(
-        "times: median of {} runs each, the versions alternating; {}",
-        options.reps,
+        "times: median of {} each, the versions alternating; {}",
+        timing::runs(options.reps),
         clock.describe()
     );
     println!("(the drop: on the dropping thread). speedup: median of the per-run ratios.");

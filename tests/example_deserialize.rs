@@ -404,7 +404,7 @@ fn errors_in_generated_input_are_described_too() {
 
 #[test]
 fn the_shared_timing_helpers() {
-    use deserialize::timing::{median, share, speedup, table, thousands, Runs};
+    use deserialize::timing::{median, runs, share, speedup, table, thousands, Runs};
     use std::time::Duration;
 
     assert_eq!(thousands(0), "0");
@@ -412,6 +412,8 @@ fn the_shared_timing_helpers() {
     assert_eq!(thousands(1_000), "1,000");
     assert_eq!(thousands(1_234_567), "1,234,567");
     assert_eq!(share(57, 100), "57 (57%)");
+    assert_eq!(runs(1), "1 run");
+    assert_eq!(runs(9), "9 runs");
     assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
     assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
 

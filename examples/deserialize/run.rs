@@ -328,29 +328,24 @@ pub fn compare(
         let mut line = format!("run {}/{reps}:", rep + 1);
         for variant in order {
             let before = stats().batched_boxes;
-            let start = clock.now();
-            let parsed = parse(workload, variant, text).map_err(CompareError::Json)?;
-            let parsed_at = clock.now();
+            let (parsed, parse_time) = clock.time(|| parse(workload, variant, text));
+            let parsed = parsed.map_err(CompareError::Json)?;
             // A batch settles its count when it is dropped, which is
             // before the visitor that made it returns.
             let from_batches = stats().batched_boxes - before;
             let boxes = parsed.boxes();
-            let drop_start = clock.now();
-            drop(parsed);
-            let dropped_at = clock.now();
+            let ((), drop_time) = clock.time(|| drop(parsed));
 
             let phase = &mut phases[variant as usize];
-            phase
-                .times
-                .push([parsed_at - start, dropped_at - drop_start]);
+            phase.times.push([parse_time, drop_time]);
             phase.boxes = boxes;
             phase.from_batches = from_batches;
             let _ = write!(
                 line,
                 "  {} {} + {}",
                 variant.name(),
-                millis(parsed_at - start),
-                millis(dropped_at - drop_start)
+                millis(parse_time),
+                millis(drop_time)
             );
         }
         progress(&line);
@@ -592,8 +587,8 @@ pub fn run(allocator: Allocator, options: &Options) -> Result<(), String> {
     print!("{}", table(&comparison));
     println!();
     println!(
-        "times: median of {} runs each, the versions alternating; {}.",
-        options.reps,
+        "times: median of {} each, the versions alternating; {}.",
+        timing::runs(options.reps),
         clock.describe()
     );
     println!("speedup: median of the per-run ratios (each run times both versions).");

@@ -151,6 +151,14 @@ pub fn share(part: u64, whole: u64) -> String {
     }
 }
 
+/// `1 run`, `9 runs`.
+pub fn runs(n: usize) -> String {
+    match n {
+        1 => "1 run".to_string(),
+        n => format!("{n} runs"),
+    }
+}
+
 pub fn millis(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
