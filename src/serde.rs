@@ -45,6 +45,11 @@
 //! serde's own, unchanged, so `#[derive(Serialize)]` on the same struct
 //! writes what the helper reads back.
 //!
+//! Name the helpers by path, or import what you use by name: a glob import
+//! of the crate root (`use batch_alloc::*`) brings this module's name into
+//! scope, where it shadows the `serde` crate for `use serde::...` and for
+//! the `#[serde(...)]` attributes of the derives.
+//!
 //! # What they promise
 //!
 //! - **Same result, same errors.** Each helper asks the deserializer for a
