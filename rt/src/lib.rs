@@ -41,6 +41,7 @@ mod growth;
 mod hardening;
 mod heap;
 mod os;
+mod record;
 mod region;
 mod remote;
 mod reserve;

@@ -1,6 +1,6 @@
 //! Statistics, computed on demand from counters the allocator keeps anyway.
 
-use crate::heap::counter_totals;
+use crate::record::counter_totals;
 use crate::region::{self, cached_bytes, span_bytes};
 use crate::remote::pending;
 use crate::sync::Ordering;
