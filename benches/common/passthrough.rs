@@ -10,6 +10,9 @@
 //! (the difference between two repetition counts, divided by the added
 //! operations, is the cost per operation).
 
+// Vectors of boxes are the workload.
+#![allow(clippy::vec_box)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput};
