@@ -49,7 +49,62 @@ pub fn set_exact_refills(exact: bool) {
 /// when less than twice the request would remain there (the `RawVec::reserve`
 /// rule: ask for at least what is needed, take what comes cheaply). `None` when there is no heap (thread exiting), no region,
 /// or no memory: the caller falls back to `Box::new`.
+#[inline]
 pub(crate) fn reserve(class: u8, want: u32, known: bool) -> Option<Reservation> {
+    match reserve_fresh_run(class, want) {
+        Some(reservation) => Some(reservation),
+        None => reserve_slow(class, want, known),
+    }
+}
+
+/// The common refill, inlined into the batch: the head span of the class
+/// has no recycled slots, no remote frees waiting, and fresh slots to spare
+/// (more than twice the request, so neither policy would take more). `None`
+/// for anything else, including no heap yet.
+#[inline(always)]
+fn reserve_fresh_run(class: u8, want: u32) -> Option<Reservation> {
+    let heap = heap::current();
+    if heap == heap::NO_HEAP {
+        return None;
+    }
+    // SAFETY: records are never freed, and this one is this thread's.
+    let heap = unsafe { &*heap };
+    if heap.mailbox.load(Ordering::Relaxed) != 0 {
+        return None;
+    }
+    // SAFETY: this thread owns its heap; reserve is never re-entered.
+    let local = unsafe { heap.local() };
+    let frame = local.queues[class as usize].avail.checked_sub(1)?;
+    let span = region::span(frame);
+    if remote::has_pending(span) {
+        return None;
+    }
+    // SAFETY: this thread owns the span; no other local reference is live.
+    let sl = unsafe { span.local() };
+    let want = want.max(1);
+    if sl.free_head != NIL || sl.fresh / 2 <= want {
+        return None;
+    }
+    let size = span.slot_size.load(Ordering::Relaxed);
+    let bump_start = sl.bump;
+    sl.bump += want * size;
+    sl.fresh -= want;
+    span.add_used(want as i64);
+    count_reserve(heap, want);
+    Some(Reservation {
+        frame,
+        list_head: 0,
+        list_len: 0,
+        bump_start,
+        bump_end: sl.bump,
+        len: want,
+    })
+}
+
+/// Every other refill: a new heap, the mailbox, recycled or remotely freed
+/// slots, a span running out, a new span.
+#[inline(never)]
+fn reserve_slow(class: u8, want: u32, known: bool) -> Option<Reservation> {
     let heap = heap::current_or_init()?;
     // SAFETY: this thread owns its heap, and reserve is never re-entered: it
     // calls no allocator while the reference is live.
