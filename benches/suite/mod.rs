@@ -23,7 +23,8 @@
 //! - `memory SIZE N STRATEGY`: keeps `N` objects of `SIZE` bytes alive and
 //!   prints resident memory before, at the peak and after dropping them.
 //! - `instructions STRATEGY N REPS`: allocates and drops `N` 64-byte objects
-//!   `REPS` times, for counting instructions with callgrind.
+//!   `REPS` times, for counting instructions with callgrind; with
+//!   `program:NAME:VARIANT` as the strategy, runs a program instead.
 
 pub mod matrix;
 pub mod memory;
@@ -161,7 +162,8 @@ pub fn glibc_version() -> String {
 }
 
 /// `instructions STRATEGY N REPS`: allocate and drop `N` 64-byte objects
-/// `REPS` times with one strategy. Callgrind runs this twice with different
+/// `REPS` times with one strategy; or, with `program:NAME:VARIANT` (say
+/// `program:json:attr`), run a program `REPS` times at size `N`. Callgrind runs this twice with different
 /// `REPS`; the difference over the items added is the cost per item, free
 /// of start-up. Prints to stderr how many boxes came from batches, so the
 /// driver can reject a run where the wrapper was not serving them.
@@ -170,6 +172,12 @@ fn instructions<B: Binary>(args: &[String]) {
     let label = args.first().expect(usage);
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).expect(usage);
     let reps: usize = args.get(2).and_then(|s| s.parse().ok()).expect(usage);
+    if let Some(program) = label.strip_prefix("program:") {
+        let boxes = programs::instructions(program, n, reps);
+        eprintln!("boxes_per_run={boxes}");
+        eprintln!("batched_boxes={}", batch_alloc::stats().batched_boxes);
+        return;
+    }
     let mut run = RunFor {
         label,
         n,

@@ -99,6 +99,57 @@ pub fn register<B: Binary>(c: &mut Criterion) {
     group.finish();
 }
 
+/// `instructions program:NAME:VARIANT SIZE REPS`: runs one program `reps`
+/// times at `size` (tree depth, records, statements) and returns the boxes
+/// one run makes. Inputs are made before the first run.
+pub fn instructions(program: &str, size: usize, reps: usize) -> u64 {
+    let (name, variant) = program
+        .split_once(':')
+        .expect("program:NAME:VARIANT, VARIANT plain or attr");
+    let attr = match variant {
+        "plain" => false,
+        "attr" => true,
+        other => panic!("variant {other}: plain or attr"),
+    };
+    match name {
+        "binary_trees" => {
+            let depth = size as u32;
+            for _ in 0..reps {
+                black_box(if attr {
+                    trees::attr::run(depth)
+                } else {
+                    trees::plain::run(depth)
+                });
+            }
+            trees::boxes(depth)
+        }
+        "json" => {
+            let input = json::input(size);
+            for _ in 0..reps {
+                let parsed = if attr {
+                    json::attr::parse(black_box(&input))
+                } else {
+                    json::plain::parse(black_box(&input))
+                };
+                black_box(json::check(parsed, size));
+            }
+            size as u64
+        }
+        "expr" => {
+            let (input, boxes) = expr::input(size);
+            for _ in 0..reps {
+                black_box(if attr {
+                    expr::run(black_box(&input), |s| expr::attr::Parser::program(s))
+                } else {
+                    expr::run(black_box(&input), |s| expr::plain::Parser::program(s))
+                });
+            }
+            boxes
+        }
+        other => panic!("no program {other}"),
+    }
+}
+
 const TREE_DEPTH: u32 = 14;
 const JSON_RECORDS: usize = 20_000;
 const EXPR_STATEMENTS: usize = 1_000;

@@ -16,7 +16,8 @@ Builds the five suite bench binaries (one per global allocator), then:
 2. memory: one process per configuration, repeated.
 3. callgrind: instructions per item for the headline case, by difference
    of two repetition counts, in total and split between the allocating and
-   the dropping half.
+   the dropping half; and instructions per box of each real program (at a
+   smaller size), as written and under the attribute, in every binary.
 
 Everything lands in target/suite/<stamp>/ (target/suite/latest points at
 it); report.py then writes docs/benchmarks.md, docs/img/*.png and the
@@ -86,6 +87,11 @@ CALLGRIND = [
 ]
 CALLGRIND_N = 1024
 CALLGRIND_REPS = (50, 150)
+
+# Programs under callgrind: (name, size) at sizes small enough for valgrind
+# (tree depth, records, statements), in every binary, both variants.
+CALLGRIND_PROGRAMS = [("binary_trees", 10), ("json", 2000), ("expr", 100)]
+CALLGRIND_PROGRAM_REPS = (1, 3)
 
 # (binary, strategy) pairs measured for memory.
 MEMORY = [
@@ -166,8 +172,9 @@ def machine():
     info["valgrind"] = command_output(["valgrind", "--version"])
     info["python"] = platform.python_version()
     rev = command_output(["git", "rev-parse", "--short", "HEAD"])
-    dirty = [line[3:] for line in command_output(
-        ["git", "status", "--porcelain", "--untracked-files=no"]).splitlines() if line.strip()]
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                            text=True, capture_output=True).stdout
+    dirty = [line[3:] for line in status.splitlines() if line.strip()]
     info["git"] = rev + (f" with uncommitted changes to {', '.join(dirty)}" if dirty else "")
     info["crates"] = lock_versions(["criterion", "mimalloc", "libmimalloc-sys", "tikv-jemallocator",
                                     "tikv-jemalloc-sys", "bumpalo", "typed-arena", "serde_json"])
@@ -273,11 +280,11 @@ def memory_runs(paths, reps):
     return rows
 
 
-def callgrind_count(path, strategy, reps, toggle=None, no_spawn=False):
+def callgrind_count(path, strategy, reps, toggle=None, no_spawn=False, n=CALLGRIND_N):
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     if toggle:
         cmd.append(f"--toggle-collect=*suite::strategies::Strategy<T>>::{toggle}")
-    cmd += [path, "instructions", strategy, str(CALLGRIND_N), str(reps)]
+    cmd += [path, "instructions", strategy, str(n), str(reps)]
     env = dict(os.environ)
     env.pop("SUITE_NO_SPAWN", None)
     if no_spawn:
@@ -287,6 +294,9 @@ def callgrind_count(path, strategy, reps, toggle=None, no_spawn=False):
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
     collected = re.search(r"Collected : (\d+)", proc.stderr)
     batched = re.search(r"batched_boxes=(\d+)", proc.stderr)
+    per_run = re.search(r"boxes_per_run=(\d+)", proc.stderr)
+    if per_run:
+        return int(collected.group(1)), int(batched.group(1)), int(per_run.group(1))
     return int(collected.group(1)), int(batched.group(1)) if batched else 0
 
 
@@ -313,6 +323,26 @@ def callgrind_runs(paths):
         rows.append(row)
         log(f"callgrind {strategy}{' (no spawn)' if no_spawn else ''}: "
             f"{row['total']:.1f} instructions per item")
+    return rows
+
+
+def callgrind_programs(paths):
+    """Instructions per box of each program, as written and under the
+    attribute, in every binary."""
+    if not shutil.which("valgrind"):
+        return None
+    rows = []
+    lo, hi = CALLGRIND_PROGRAM_REPS
+    for name, size in CALLGRIND_PROGRAMS:
+        for b in BINARIES:
+            for variant in ("plain", "attr"):
+                label = f"program:{name}:{variant}"
+                c_lo, _, boxes = callgrind_count(paths[b], label, lo, n=size)
+                c_hi, batched, _ = callgrind_count(paths[b], label, hi, n=size)
+                rows.append({"program": name, "binary": b, "variant": variant, "size": size,
+                             "boxes_per_run": boxes, "batched_boxes": batched,
+                             "per_box": (c_hi - c_lo) / ((hi - lo) * boxes)})
+        log(f"callgrind {name}: done")
     return rows
 
 
@@ -374,6 +404,7 @@ def main():
 
     started = time.time()
     paths = build()
+    built = time.time()
     results = {
         "mode": "quick" if args.quick else "full",
         "command": "benches/suite/run.sh" + (" --quick" if args.quick else ""),
@@ -395,8 +426,10 @@ def main():
         results["memory"] = memory_runs(paths, cfg["memory_reps"])
     if not args.skip_callgrind:
         results["callgrind"] = callgrind_runs(paths)
+        results["callgrind_programs"] = callgrind_programs(paths)
     results["load_end"] = loadavg()
     results["seconds"] = round(time.time() - started)
+    results["build_seconds"] = round(built - started)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     log(f"measured in {results['seconds']} s; writing the report")
