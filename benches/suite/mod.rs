@@ -10,7 +10,7 @@
 //! Run everything, interleaved, and write `docs/benchmarks.md` with:
 //!
 //! ```text
-//! benches/suite/run.sh            # full suite (about 45 minutes on 2 cores)
+//! benches/suite/run.sh            # full suite (about 40 minutes on 2 cores, plus the build)
 //! benches/suite/run.sh --quick    # a subset (about 8 minutes)
 //! ```
 //!

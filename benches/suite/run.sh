@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the comparison suite and writes docs/benchmarks.md and docs/img/*.png.
 #
-#   benches/suite/run.sh            # everything: about 45 minutes on 2 cores
+#   benches/suite/run.sh            # everything: about 40 minutes on 2 cores, plus the build
 #   benches/suite/run.sh --quick    # a subset: about 8 minutes
 #   benches/suite/run.sh --report-only docs/benchmarks.json   # rewrite the report
 #

@@ -373,7 +373,7 @@ def report(results, doc, img):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a subset: about 8 minutes")
+    ap.add_argument("--quick", action="store_true", help="a subset: about 8 minutes, plus the build")
     ap.add_argument("--rounds", type=int, help="criterion rounds (default 5, quick 4)")
     ap.add_argument("--skip-callgrind", action="store_true")
     ap.add_argument("--skip-memory", action="store_true")
