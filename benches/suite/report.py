@@ -853,7 +853,7 @@ def write(results, doc, img):
         ["CPU", f"{m['cpu']} ({m['cpus']} CPUs visible), {m.get('memory_gib', '?')} GiB"],
         ["kernel", m["kernel"]],
         ["toolchain", f"{m['rustc']}; {m['cargo']}"],
-        ["profile", "`bench` (release, debug = 1)"],
+        ["profile", "`bench` (inherits `release`); Cargo.toml: " + m.get("profile", "not recorded")],
         ["valgrind", m.get("valgrind") or "–"],
         ["criterion", f"{cfg['samples']} samples, {cfg['warm_up']} s warm-up, {cfg['measure']} s "
                       f"measurement per bench, {cfg['rounds']} rounds"],

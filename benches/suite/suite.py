@@ -176,9 +176,28 @@ def machine():
                             text=True, capture_output=True).stdout
     dirty = [line[3:] for line in status.splitlines() if line.strip()]
     info["git"] = rev + (f" with uncommitted changes to {', '.join(dirty)}" if dirty else "")
+    info["profile"] = cargo_profiles()
     info["crates"] = lock_versions(["criterion", "mimalloc", "libmimalloc-sys", "tikv-jemallocator",
                                     "tikv-jemalloc-sys", "bumpalo", "typed-arena", "serde_json"])
     return info
+
+
+def cargo_profiles():
+    """The [profile.release] and [profile.bench] settings of Cargo.toml
+    (benches build with `bench`, which inherits `release`)."""
+    try:
+        with open(os.path.join(ROOT, "Cargo.toml")) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    found = []
+    for name in ("release", "bench"):
+        m = re.search(r"^\[profile\.%s\]\n(.*?)(?=^\[|\Z)" % name, text, re.M | re.S)
+        if m:
+            settings = [l.strip() for l in m.group(1).splitlines()
+                        if l.strip() and not l.strip().startswith("#")]
+            found.append(f"{name}: {', '.join(settings) or 'defaults'}")
+    return "; ".join(found) or "cargo's defaults"
 
 
 def lock_versions(names):
