@@ -162,7 +162,7 @@ pub fn glibc_version() -> String {
 }
 
 /// `instructions STRATEGY N REPS`: allocate and drop `N` 64-byte objects
-/// `REPS` times with one strategy; or, with `program:NAME:VARIANT` (say
+/// `REPS` times with one strategy (or `box`, as in memory mode); or, with `program:NAME:VARIANT` (say
 /// `program:json:attr`), run a program `REPS` times at size `N`. Callgrind runs this twice with different
 /// `REPS`; the difference over the items added is the cost per item, free
 /// of start-up. Prints to stderr how many boxes came from batches, so the
@@ -184,7 +184,13 @@ fn instructions<B: Binary>(args: &[String]) {
         reps,
         found: false,
     };
-    each_strategy::<B, strategies::T64, _>(&mut run);
+    if label == "box" {
+        // `Box::new` per item on this binary's allocator, through the
+        // wrapper where there is one: what the wrapper costs a plain box.
+        run.strategy::<Boxes<strategies::T64>>("box");
+    } else {
+        each_strategy::<B, strategies::T64, _>(&mut run);
+    }
     assert!(
         run.found,
         "{} has no strategy {label}",

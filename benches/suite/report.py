@@ -246,7 +246,8 @@ def targets(d, memory, callgrind):
                  f"batch-glibc / vec: {ratio_text(r)}",
                  verdict_at_most(r and r[0], 2, "x", rounds=r and r[1:])))
     if callgrind:
-        by = {row["strategy"]: row for row in callgrind if not row.get("no_spawn")}
+        by = {row["strategy"]: row for row in callgrind
+              if not row.get("no_spawn") and row["strategy"] != "box"}
         b = by.get("batch-glibc")
         bm = by.get("batch-mimalloc")
         rows.append(("… at most 40 instructions per object",
@@ -542,7 +543,8 @@ HEADLINE_HEADER = ["strategy", "ns per object", "range over rounds", "time vs ba
 def headline_rows(d, callgrind):
     """64-byte objects, N = 1024, allocate then drop: one row per strategy."""
     head = "alloc_drop/64B"
-    cg = {row["strategy"]: row for row in (callgrind or []) if not row.get("no_spawn")}
+    cg = {row["strategy"]: row for row in (callgrind or [])
+          if not row.get("no_spawn") and row["strategy"] != "box"}
     base = d.median(head, "batch-glibc", 1024)
     rows = []
     for s in ORDER:
@@ -754,14 +756,21 @@ def write(results, doc, img):
         for row in callgrind:
             s = row["strategy"]
             anchor = ISSUE_ANCHORS.get(s)
-            name = f"`{s}`" + (", no thread ever spawned" if row.get("no_spawn") else "")
+            if s == "box":
+                inner = {"batch_system": "BatchAlloc<System>",
+                         "batch_mimalloc": "BatchAlloc<MiMalloc>"}.get(row["binary"], row["binary"])
+                name = f"`Box::new` through `{inner}`"
+            else:
+                name = f"`{s}`"
+            name += ", no thread ever spawned" if row.get("no_spawn") else ""
             rows.append([name, f"{row['total']:.1f}", f"{row['fill']:.1f}", f"{row['release']:.1f}",
                          str(anchor) if anchor else "–",
                          f"{row['total'] - anchor:+.1f}" if anchor else "–"])
         w(table(["strategy", "instructions per object", "allocating", "dropping", "issue anchor",
                  "vs anchor"], rows))
         w("")
-        by = {row["strategy"]: row for row in callgrind if not row.get("no_spawn")}
+        by = {row["strategy"]: row for row in callgrind
+              if not row.get("no_spawn") and row["strategy"] != "box"}
         alone = {row["strategy"]: row for row in callgrind if row.get("no_spawn")}
         b, v = by.get("batch-glibc"), by.get("vec")
         if b and v:
@@ -771,7 +780,21 @@ def write(results, doc, img):
               f"for all of them). To reach 40 in total with this harness, dropping would have to cost "
               f"at most {40 - b['fill']:.1f}.")
             w("")
-        g, ga = by.get("box-glibc"), alone.get("box-glibc")
+        through = {row["binary"]: row for row in callgrind if row["strategy"] == "box"}
+        g, gm = by.get("box-glibc"), by.get("box-mimalloc")
+        if g and "batch_system" in through:
+            t = through["batch_system"]
+            text = (f"The wrapper on what it does not batch: `Box::new` through "
+                    f"`BatchAlloc<System>` costs {t['total']:.1f} per object against "
+                    f"{g['total']:.1f} on `System` ({t['total'] - g['total']:+.1f}: allocating "
+                    f"{t['fill'] - g['fill']:+.1f}, dropping {t['release'] - g['release']:+.1f})")
+            if gm and "batch_mimalloc" in through:
+                tm = through["batch_mimalloc"]
+                text += (f"; through `BatchAlloc<MiMalloc>` {tm['total']:.1f} against "
+                         f"{gm['total']:.1f} ({tm['total'] - gm['total']:+.1f})")
+            w(text + ".")
+            w("")
+        ga = alone.get("box-glibc")
         if g and ga:
             w(f"Harness against the issue's anchors: every suite binary spawns a thread before "
               f"measuring (see the noise section); in a process that never had one, glibc's "

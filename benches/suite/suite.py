@@ -81,6 +81,9 @@ CALLGRIND = [
     ("system", "bumpalo-reset"),
     ("system", "typed-arena"),
     ("system", "vec"),
+    # Plain boxes through the wrapper: what it costs what it does not batch.
+    ("batch_system", "box"),
+    ("batch_mimalloc", "box"),
     # The same workload in a process that never had a second thread.
     ("system", "box-glibc", "no-spawn"),
     ("system", "vec", "no-spawn"),
