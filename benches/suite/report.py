@@ -371,7 +371,8 @@ def charts(d, memory, img, doc_dir):
 
     fig, ax = plt.subplots(figsize=(9, 5.5))
     line_chart(ax, "alloc_drop/64B", "64-byte objects: allocate N, then drop them")
-    ax.legend(fontsize=8, loc="upper right")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     path = os.path.join(img, "alloc_drop_64B.png")
     fig.savefig(path, dpi=110)
