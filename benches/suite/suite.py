@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Runs the comparison suite and writes the report.
 
-    benches/suite/run.sh [--quick] [--rounds N] [--skip-callgrind] [--skip-memory]
-    benches/suite/run.sh --report-only target/suite/latest
+    benches/suite/run.sh [--quick] [--rounds N] [--only REGEX]
+                         [--skip-criterion] [--skip-memory] [--skip-callgrind]
+    benches/suite/run.sh --report-only docs/benchmarks.json   # or target/suite/latest
+
+Run it on a quiet checkout: the report names the commit and any file that
+differs from it.
 
 Builds the five suite bench binaries (one per global allocator), then:
 
