@@ -25,7 +25,7 @@ Builds the five suite bench binaries (one per global allocator), then:
 
 Everything lands in target/suite/<stamp>/ (target/suite/latest points at
 it); report.py then writes docs/benchmarks.md, docs/img/*.png and the
-README's benchmark section (wip/README-benchmarks.md) from the results,
+README's benchmark section (between its markers) from the results,
 installing matplotlib into target/suite/venv if it is missing.
 Standard library only.
 """
@@ -113,8 +113,8 @@ MEMORY = [
 ]
 MEMORY_SIZES = [16, 64]
 
-# The README's benchmark section, regenerated with the report for merging.
-README_SECTION = "wip/README-benchmarks.md"
+# The README whose benchmark section (between its markers) the report rewrites.
+README_SECTION = "README.md"
 MEMORY_N = 1_000_000
 
 
