@@ -31,6 +31,8 @@ use batch_alloc::{is_active, stats, BatchAlloc};
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
+#[path = "shared/cli.rs"]
+mod cli;
 #[path = "shared/timing.rs"]
 pub mod timing;
 
@@ -681,23 +683,5 @@ pub fn run(options: &Options) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let options = match parse_args(&args) {
-        Ok(Some(options)) => options,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("error: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&options) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::main(USAGE, parse_args, run)
 }

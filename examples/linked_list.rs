@@ -30,6 +30,8 @@ use batch_alloc::{is_active, stats, BatchAlloc};
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
+#[path = "shared/cli.rs"]
+mod cli;
 #[path = "shared/timing.rs"]
 pub mod timing;
 
@@ -481,24 +483,5 @@ pub fn run(options: &Options, dropper: &Dropper) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let options = match parse_args(&args) {
-        Ok(Some(options)) => options,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("error: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    let dropper = Dropper::start();
-    match run(&options, &dropper) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::main(USAGE, parse_args, |options| run(options, &Dropper::start()))
 }
