@@ -40,6 +40,10 @@ use batch_alloc::BatchAlloc;
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
+// The argument reader; `run::main` has modes of its own instead of `cli::main`.
+#[allow(dead_code)]
+#[path = "shared/cli.rs"]
+mod cli;
 #[path = "deserialize/generate.rs"]
 pub mod generate;
 #[path = "deserialize/model.rs"]

@@ -16,6 +16,10 @@ use mimalloc::MiMalloc;
 #[global_allocator]
 static GLOBAL: BatchAlloc<MiMalloc> = BatchAlloc::new(MiMalloc);
 
+// The argument reader; `run::main` has modes of its own instead of `cli::main`.
+#[allow(dead_code)]
+#[path = "shared/cli.rs"]
+mod cli;
 #[path = "deserialize/generate.rs"]
 pub mod generate;
 #[path = "deserialize/model.rs"]

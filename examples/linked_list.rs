@@ -35,6 +35,7 @@ mod cli;
 #[path = "shared/timing.rs"]
 pub mod timing;
 
+use cli::Args;
 use timing::{millis, share, thousands, Clock, Runs};
 
 /// One edge in its source vertex's list.
@@ -415,32 +416,16 @@ pub fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
         edges: DEFAULT_EDGES,
         reps: DEFAULT_REPS,
     };
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) => (name, Some(value.to_string())),
-            None => (arg.as_str(), None),
-        };
-        let mut number = || -> Result<u64, String> {
-            let text = inline
-                .clone()
-                .or_else(|| args.next().cloned())
-                .ok_or_else(|| format!("{name} needs a number"))?;
-            match text.replace('_', "").parse() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(format!(
-                    "{name} takes a positive whole number, not `{text}`"
-                )),
-            }
-        };
+    let mut args = Args::new(args);
+    while let Some(name) = args.next_option() {
         match name {
             "-h" | "--help" => return Ok(None),
             "--vertices" => {
-                options.vertices = u32::try_from(number()?)
+                options.vertices = u32::try_from(args.count("a number")?)
                     .map_err(|_| "--vertices takes at most 4294967295".to_string())?
             }
-            "--edges" => options.edges = number()?,
-            "--reps" => options.reps = number()? as usize,
+            "--edges" => options.edges = args.count("a number")?,
+            "--reps" => options.reps = args.count("a number")? as usize,
             other => return Err(format!("unknown argument `{other}`")),
         }
     }

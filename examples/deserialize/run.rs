@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use batch_alloc::{is_active, stats};
 
+use super::cli::Args;
 use super::generate;
 use super::model::{Dataset, Json};
 use super::timing::{self, millis, share, thousands, Clock, Runs};
@@ -107,38 +108,28 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
         peak: true,
     };
     let mut records_given = false;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = |what: &str| -> Result<String, String> {
-            inline
-                .clone()
-                .or_else(|| args.next().cloned())
-                .ok_or_else(|| format!("{name} needs {what}"))
-        };
+    let mut args = Args::new(args);
+    while let Some(name) = args.next_option() {
         match name {
             "-h" | "--help" => return Ok(Invocation::Help),
             "--records" => {
-                options.records = count(name, &value("a number of records")?)?;
+                options.records = args.count("a number of records")?;
                 records_given = true;
             }
-            "--reps" => options.reps = count(name, &value("a number of runs")?)? as usize,
-            "--input" => options.input = Some(PathBuf::from(value("a file name")?)),
+            "--reps" => options.reps = args.count("a number of runs")? as usize,
+            "--input" => options.input = Some(PathBuf::from(args.value("a file name")?)),
             "--no-peak" => options.peak = false,
-            "--save" => options.save = Some(PathBuf::from(value("a file name")?)),
+            "--save" => options.save = Some(PathBuf::from(args.value("a file name")?)),
             "--allocator" => {
-                let name = value("system or mimalloc")?;
-                options.allocator = Some(Allocator::parse(&name).ok_or_else(|| {
+                let name = args.value("system or mimalloc")?;
+                options.allocator = Some(Allocator::parse(name).ok_or_else(|| {
                     format!("--allocator takes system or mimalloc, not `{name}`")
                 })?);
             }
             "--peak-child" => {
-                let workload = Workload::parse(&value("a workload")?)?;
-                let variant = Variant::parse(&value("a variant")?)?;
-                let path = PathBuf::from(value("a file name")?);
+                let workload = Workload::parse(args.value("a workload")?)?;
+                let variant = Variant::parse(args.value("a variant")?)?;
+                let path = PathBuf::from(args.value("a file name")?);
                 return Ok(Invocation::PeakChild {
                     workload,
                     variant,
@@ -152,15 +143,6 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
         return Err("--records and --save are for generated input, not --input".to_string());
     }
     Ok(Invocation::Run(options))
-}
-
-fn count(name: &str, text: &str) -> Result<u64, String> {
-    match text.replace('_', "").parse::<u64>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!(
-            "{name} takes a positive whole number, not `{text}`"
-        )),
-    }
 }
 
 /// What the input is deserialized into.
