@@ -28,6 +28,8 @@ pub mod model;
 pub mod run;
 #[path = "shared/timing.rs"]
 pub mod timing;
+#[path = "shared/versions.rs"]
+pub mod versions;
 #[path = "deserialize/visitors.rs"]
 pub mod visitors;
 

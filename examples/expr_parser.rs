@@ -26,7 +26,7 @@
 use std::fmt;
 use std::process::ExitCode;
 
-use batch_alloc::{is_active, stats, BatchAlloc};
+use batch_alloc::{is_active, BatchAlloc};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -35,9 +35,13 @@ static GLOBAL: BatchAlloc = BatchAlloc::system();
 mod cli;
 #[path = "shared/timing.rs"]
 pub mod timing;
+#[path = "shared/versions.rs"]
+pub mod versions;
 
 use cli::Args;
-use timing::{millis, share, thousands, Clock, Runs};
+use timing::{share, thousands, Clock};
+pub use versions::Variant;
+use versions::{Run, Version};
 
 #[derive(Debug, PartialEq)]
 pub enum Expr {
@@ -482,13 +486,6 @@ pub mod generate {
     }
 }
 
-/// Which copy of the parser runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    Plain,
-    Batched,
-}
-
 pub fn parse(variant: Variant, source: &str) -> Result<Program, ParseError> {
     match variant {
         Variant::Plain => plain::parse(source),
@@ -496,20 +493,11 @@ pub fn parse(variant: Variant, source: &str) -> Result<Program, ParseError> {
     }
 }
 
-/// What one version did over all timed runs.
-#[derive(Debug, Default)]
-pub struct Phase {
-    /// Parse, evaluate, drop.
-    pub times: Runs<3>,
-    pub boxes: u64,
-    pub from_batches: u64,
-}
-
-/// Both versions on one program.
+/// Both versions on one program; times: parse, evaluate, drop.
 #[derive(Debug)]
 pub struct Comparison {
-    pub plain: Phase,
-    pub batched: Phase,
+    pub plain: Version<3>,
+    pub batched: Version<3>,
     /// The wrapping sum of every line's value.
     pub checksum: i64,
 }
@@ -532,39 +520,21 @@ pub fn compare(
     drop((plain, batched));
     progress("checked: both parsers give equal trees");
 
-    let mut phases = [Phase::default(), Phase::default()];
-    for rep in 0..reps {
-        let order = match rep % 2 {
-            0 => [Variant::Plain, Variant::Batched],
-            _ => [Variant::Batched, Variant::Plain],
-        };
-        let mut line = format!("run {}/{reps}:", rep + 1);
-        for variant in order {
-            let before = stats().batched_boxes;
-            let (program, parse_time) = clock.time(|| parse(variant, source));
-            let program = program.map_err(|e| e.to_string())?;
-            let from_batches = stats().batched_boxes - before;
-            let (got, eval_time) = clock.time(|| program.eval());
-            if got != values {
-                return Err("a run gave different values".to_string());
-            }
-            let boxes = program.boxes();
-            let ((), drop_time) = clock.time(|| drop(program));
-
-            let phase = &mut phases[variant as usize];
-            phase.times.push([parse_time, eval_time, drop_time]);
-            phase.boxes = boxes;
-            phase.from_batches = from_batches;
-            line += &format!(
-                "  {variant:?} {} + {} + {}",
-                millis(parse_time),
-                millis(eval_time),
-                millis(drop_time)
-            );
+    let run = |variant| {
+        let (program, parse_time) = clock.time(|| parse(variant, source));
+        let program = program.map_err(|e| e.to_string())?;
+        let (got, eval_time) = clock.time(|| program.eval());
+        if got != values {
+            return Err("a run gave different values".to_string());
         }
-        progress(&line);
-    }
-    let [plain, batched] = phases;
+        let boxes = program.boxes();
+        let ((), drop_time) = clock.time(|| drop(program));
+        Ok(Run {
+            times: [parse_time, eval_time, drop_time],
+            boxes,
+        })
+    };
+    let [plain, batched] = versions::alternate(reps, run, progress)?;
     Ok(Comparison {
         plain,
         batched,

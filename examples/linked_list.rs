@@ -25,7 +25,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread;
 use std::time::Duration;
 
-use batch_alloc::{is_active, stats, BatchAlloc};
+use batch_alloc::{is_active, BatchAlloc};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -34,9 +34,13 @@ static GLOBAL: BatchAlloc = BatchAlloc::system();
 mod cli;
 #[path = "shared/timing.rs"]
 pub mod timing;
+#[path = "shared/versions.rs"]
+pub mod versions;
 
 use cli::Args;
-use timing::{millis, share, thousands, Clock, Runs};
+use timing::{share, thousands, Clock};
+pub use versions::Variant;
+use versions::{Run, Version};
 
 /// One edge in its source vertex's list.
 #[derive(Debug)]
@@ -238,13 +242,6 @@ pub fn edge_list(vertices: u32, edges: u64) -> String {
     out
 }
 
-/// Which copy of the reader runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    Plain,
-    Batched,
-}
-
 pub fn read(variant: Variant, text: &str) -> Result<Graph, ReadError> {
     match variant {
         Variant::Plain => plain::read(text),
@@ -283,19 +280,12 @@ impl Dropper {
     }
 }
 
-/// What one version did over all timed runs.
-#[derive(Debug, Default)]
-pub struct Phase {
-    /// Read, walk, drop on the other thread.
-    pub times: Runs<3>,
-    pub boxes: u64,
-    pub from_batches: u64,
-}
-
+/// Both versions on one edge list; times: read, walk, drop on the other
+/// thread.
 #[derive(Debug)]
 pub struct Comparison {
-    pub plain: Phase,
-    pub batched: Phase,
+    pub plain: Version<3>,
+    pub batched: Version<3>,
     pub checksum: u64,
 }
 
@@ -320,39 +310,21 @@ pub fn compare(
     dropper.drop_elsewhere(batched);
     progress("checked: both readers give equal graphs");
 
-    let mut phases = [Phase::default(), Phase::default()];
-    for rep in 0..reps {
-        let order = match rep % 2 {
-            0 => [Variant::Plain, Variant::Batched],
-            _ => [Variant::Batched, Variant::Plain],
-        };
-        let mut line = format!("run {}/{reps}:", rep + 1);
-        for variant in order {
-            let before = stats().batched_boxes;
-            let (graph, read_time) = clock.time(|| read(variant, text));
-            let graph = graph.map_err(describe)?;
-            let from_batches = stats().batched_boxes - before;
-            let (sum, walk_time) = clock.time(|| graph.checksum());
-            if sum != checksum {
-                return Err("a run read a different graph".to_string());
-            }
-            let boxes = graph.edges();
-            let drop_time = dropper.drop_elsewhere(graph);
-
-            let phase = &mut phases[variant as usize];
-            phase.times.push([read_time, walk_time, drop_time]);
-            phase.boxes = boxes;
-            phase.from_batches = from_batches;
-            line += &format!(
-                "  {variant:?} {} + {} + {}",
-                millis(read_time),
-                millis(walk_time),
-                millis(drop_time)
-            );
+    let run = |variant| {
+        let (graph, read_time) = clock.time(|| read(variant, text));
+        let graph = graph.map_err(describe)?;
+        let (sum, walk_time) = clock.time(|| graph.checksum());
+        if sum != checksum {
+            return Err("a run read a different graph".to_string());
         }
-        progress(&line);
-    }
-    let [plain, batched] = phases;
+        let boxes = graph.edges();
+        let drop_time = dropper.drop_elsewhere(graph);
+        Ok(Run {
+            times: [read_time, walk_time, drop_time],
+            boxes,
+        })
+    };
+    let [plain, batched] = versions::alternate(reps, run, progress)?;
     Ok(Comparison {
         plain,
         batched,

@@ -1,19 +1,20 @@
 //! The driver: options, the timed runs, peak memory, the table.
 
 use std::env;
-use std::fmt::Write as _;
 use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use batch_alloc::{is_active, stats};
+use batch_alloc::is_active;
 
 use super::cli::Args;
 use super::generate;
 use super::model::{Dataset, Json};
-use super::timing::{self, millis, share, thousands, Clock, Runs};
+use super::timing::{self, share, thousands, Clock};
+pub use super::versions::Variant;
+use super::versions::{self, Run, Version};
 use super::visitors::{batched, plain};
 
 /// The allocator `BatchAlloc` wraps in this binary (chosen at compile time,
@@ -180,26 +181,13 @@ impl Workload {
     }
 }
 
-/// Which copy of the deserializers runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    Plain,
-    Batched,
-}
-
+/// The `--peak-child` spelling of a variant.
 impl Variant {
     fn parse(name: &str) -> Result<Variant, String> {
         match name {
             "plain" => Ok(Variant::Plain),
             "batched" => Ok(Variant::Batched),
             _ => Err(format!("unknown variant `{name}`")),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Variant::Plain => "plain",
-            Variant::Batched => "batched",
         }
     }
 }
@@ -254,25 +242,15 @@ pub fn read_input(path: &Path) -> Result<String, String> {
     fs::read_to_string(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
 }
 
-/// What one version did, over all timed runs.
-#[derive(Debug, Default, Clone)]
-pub struct Phase {
-    /// Parse, then drop, for each run.
-    pub times: Runs<2>,
-    /// Boxes in the result.
-    pub boxes: u64,
-    /// Boxes batches served during one parse.
-    pub from_batches: u64,
-    /// Peak resident memory of a process that parses the input once, in KiB.
-    pub peak_kib: Option<u64>,
-}
-
-/// Both versions on one input.
+/// Both versions on one input; times: parse, then drop.
 #[derive(Debug, Clone)]
 pub struct Comparison {
     pub workload: Workload,
-    pub plain: Phase,
-    pub batched: Phase,
+    pub plain: Version<2>,
+    pub batched: Version<2>,
+    /// Peak resident memory of a process that parses the input once, in
+    /// KiB, for each [`Variant`].
+    pub peak_kib: [Option<u64>; 2],
 }
 
 #[derive(Debug)]
@@ -301,42 +279,22 @@ pub fn compare(
     drop((plain, batched));
     progress("checked: both versions give equal results");
 
-    let mut phases = [Phase::default(), Phase::default()];
-    for rep in 0..reps {
-        let order = match rep % 2 {
-            0 => [Variant::Plain, Variant::Batched],
-            _ => [Variant::Batched, Variant::Plain],
-        };
-        let mut line = format!("run {}/{reps}:", rep + 1);
-        for variant in order {
-            let before = stats().batched_boxes;
-            let (parsed, parse_time) = clock.time(|| parse(workload, variant, text));
-            let parsed = parsed.map_err(CompareError::Json)?;
-            // A batch settles its count when it is dropped, which is
-            // before the visitor that made it returns.
-            let from_batches = stats().batched_boxes - before;
-            let boxes = parsed.boxes();
-            let ((), drop_time) = clock.time(|| drop(parsed));
-
-            let phase = &mut phases[variant as usize];
-            phase.times.push([parse_time, drop_time]);
-            phase.boxes = boxes;
-            phase.from_batches = from_batches;
-            let _ = write!(
-                line,
-                "  {} {} + {}",
-                variant.name(),
-                millis(parse_time),
-                millis(drop_time)
-            );
-        }
-        progress(&line);
-    }
-    let [plain, batched] = phases;
+    let run = |variant| {
+        let (parsed, parse_time) = clock.time(|| parse(workload, variant, text));
+        let parsed = parsed.map_err(CompareError::Json)?;
+        let boxes = parsed.boxes();
+        let ((), drop_time) = clock.time(|| drop(parsed));
+        Ok(Run {
+            times: [parse_time, drop_time],
+            boxes,
+        })
+    };
+    let [plain, batched] = versions::alternate(reps, run, progress)?;
     Ok(Comparison {
         workload,
         plain,
         batched,
+        peak_kib: [None; 2],
     })
 }
 
@@ -396,23 +354,22 @@ fn megabytes(bytes: u64) -> String {
 /// The table for one comparison.
 pub fn table(c: &Comparison) -> String {
     let mut rows = Vec::new();
-    for (name, phase) in [("plain", &c.plain), ("#[batch_alloc]", &c.batched)] {
+    for (name, version, peak_kib) in [
+        ("plain", &c.plain, c.peak_kib[0]),
+        ("#[batch_alloc]", &c.batched, c.peak_kib[1]),
+    ] {
         let mut row = vec![name.to_string()];
-        row.extend(phase.times.medians());
-        row.push(thousands(phase.boxes));
-        row.push(share(phase.from_batches, phase.boxes));
-        row.push(
-            phase
-                .peak_kib
-                .map_or("n/a".to_string(), |kib| megabytes(kib * 1024)),
-        );
+        row.extend(version.times.medians());
+        row.push(thousands(version.boxes));
+        row.push(share(version.from_batches, version.boxes));
+        row.push(peak_kib.map_or("n/a".to_string(), |kib| megabytes(kib * 1024)));
         rows.push(row);
     }
     let mut row = vec!["speedup".to_string()];
     row.extend(c.plain.times.speedups(&c.batched.times));
     row.extend([String::new(), String::new()]);
-    row.push(match (c.plain.peak_kib, c.batched.peak_kib) {
-        (Some(p), Some(b)) if p > 0 => format!("{:+.1}%", 100.0 * (b as f64 - p as f64) / p as f64),
+    row.push(match c.peak_kib {
+        [Some(p), Some(b)] if p > 0 => format!("{:+.1}%", 100.0 * (b as f64 - p as f64) / p as f64),
         _ => String::new(),
     });
     rows.push(row);
@@ -542,12 +499,9 @@ pub fn run(allocator: Allocator, options: &Options) -> Result<(), String> {
     };
     if let Some(file) = &file {
         eprintln!("  peak memory: parsing once in a fresh process for each version ...");
-        for (variant, phase) in [
-            (Variant::Plain, &mut comparison.plain),
-            (Variant::Batched, &mut comparison.batched),
-        ] {
+        for variant in [Variant::Plain, Variant::Batched] {
             match peak_in_child(workload, variant, file) {
-                Ok(kib) => phase.peak_kib = Some(kib),
+                Ok(kib) => comparison.peak_kib[variant as usize] = Some(kib),
                 Err(e) => eprintln!("  note: peak memory not measured: {e}"),
             }
         }
