@@ -309,12 +309,14 @@ pub(crate) fn notify_owner(frame: u32, span: &Span) {
     let mut top = mailbox.load(Ordering::Relaxed);
     loop {
         span.mail_next.store(top, Ordering::Relaxed);
+        crate::sync::window();
         // Release: the link is visible to the owner's acquiring swap.
         match mailbox.compare_exchange_weak(top, frame + 1, Ordering::Release, Ordering::Relaxed) {
             Ok(_) => break,
             Err(seen) => top = seen,
         }
     }
+    crate::sync::window();
     remote::notified(span);
 }
 

@@ -196,6 +196,7 @@ pub(crate) fn drain_mailbox(heap: &HeapRecord, local: &mut HeapLocal) {
 #[cold]
 fn drain_mailbox_slow(heap: &HeapRecord, local: &mut HeapLocal) {
     let mut top = heap.mailbox.swap(0, Ordering::Acquire);
+    crate::sync::window();
     while top != 0 {
         let frame = top - 1;
         let span = region::span(frame);
@@ -334,7 +335,8 @@ fn retire_span(frame: u32, span: &Span) {
         sl.next = 0;
     }
     span.owner.store(ptr::null_mut(), Ordering::Relaxed);
-    if remote::abandon(span) {
+    crate::sync::window();
+    if remote::abandon(span, span.used.load(Ordering::Relaxed)) {
         // SAFETY: every slot is free and nobody notifies a disarmed span.
         unsafe { release(frame, span) };
     }

@@ -73,7 +73,7 @@ pub use reserve::set_exact_refills;
 
 /// Constants the allocator is built with.
 pub mod limits {
-    pub use crate::config::{FRAME_SIZE, MAX_SMALL_SIZE, MIN_SPAN_PAGES, PAGE_SIZE};
+    pub use crate::config::{FRAME_SIZE, MAX_SMALL_SIZE, MIN_SPAN_PAGES, PAGE_SIZE, REGION_BYTES};
 
     /// Bytes of span metadata per frame, kept beside the frames.
     pub const SPAN_METADATA_BYTES: usize = size_of::<crate::span::Span>();

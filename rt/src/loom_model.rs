@@ -11,6 +11,7 @@ use std::cell::UnsafeCell;
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
+use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
 
@@ -24,6 +25,10 @@ struct Fixture {
     heap: Box<HeapRecord>,
     span: Span,
     memory: Box<[UnsafeCell<u64>]>,
+    /// Times the span went back to the pool.
+    releases: AtomicUsize,
+    /// A heap that takes the frame from the pool once it is released.
+    next_owner: Box<HeapRecord>,
 }
 
 // SAFETY: the model threads touch disjoint slots, and the span's shared
@@ -40,7 +45,22 @@ impl Fixture {
             heap,
             span: Span::for_model(owner, 8, slots),
             memory: (0..slots).map(|_| UnsafeCell::new(0)).collect(),
+            releases: AtomicUsize::new(0),
+            next_owner: Box::new(HeapRecord::new(true)),
         })
+    }
+
+    /// What `release_frame` does to the span's shared state, then what
+    /// `new_span` does when another thread takes the frame from the pool and
+    /// hands out `reused` slots of it at once.
+    fn release_and_reuse(&self, reused: u32) {
+        self.releases.fetch_add(1, Relaxed);
+        self.span.owner.store(std::ptr::null_mut(), Relaxed);
+        self.span.used.store(0, Relaxed);
+        self.span.remote.store(0, Relaxed);
+        let owner: *const HeapRecord = &*self.next_owner;
+        self.span.owner.store(owner.cast_mut(), Relaxed);
+        self.span.used.store(reused, Relaxed);
     }
 
     fn slot(&self, index: u32) -> *mut u8 {
@@ -125,14 +145,17 @@ fn an_abandoned_span_is_reclaimed_exactly_once() {
         // The owner exits: disarm, disown, abandon.
         remote::disarm(&fixture.span);
         fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
-        let mut reclaims = usize::from(remote::abandon(&fixture.span));
+        let mut reclaims = usize::from(remote::abandon(
+            &fixture.span,
+            fixture.span.used.load(Relaxed),
+        ));
         for freer in freers {
             reclaims += usize::from(freer.join().unwrap());
         }
         assert_eq!(reclaims, 1);
         let word = fixture.span.remote.load(Acquire);
         assert_ne!(word & ABANDONED, 0);
-        assert_eq!(remote::count(word), 2);
+        assert_eq!(remote::count(word), 0, "no slot left out");
     });
 }
 
@@ -205,8 +228,66 @@ fn an_exiting_owner_waits_out_a_notification() {
             "disarm returns with no notification under way"
         );
         fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
-        let mut reclaims = usize::from(remote::abandon(&fixture.span));
+        let mut reclaims = usize::from(remote::abandon(
+            &fixture.span,
+            fixture.span.used.load(Relaxed),
+        ));
         reclaims += usize::from(freer.join().unwrap());
         assert_eq!(reclaims, 1);
+    });
+}
+
+/// The owner exits while the last slot of its span is freed on another
+/// thread: whichever of them sees the span empty releases it, exactly once,
+/// even when the release resets the span and the frame is reused at once.
+#[test]
+fn the_last_remote_free_racing_the_owner_exit_releases_once() {
+    loom::model(|| {
+        let fixture = Fixture::new(1);
+        let freer = {
+            let fixture = fixture.clone();
+            thread::spawn(move || {
+                if fixture.free_remotely(0) {
+                    fixture.release_and_reuse(0);
+                }
+            })
+        };
+        remote::disarm(&fixture.span);
+        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        if remote::abandon(&fixture.span, fixture.span.used.load(Relaxed)) {
+            fixture.release_and_reuse(3);
+        }
+        freer.join().unwrap();
+        assert_eq!(fixture.releases.load(Relaxed), 1, "released twice");
+    });
+}
+
+/// Two remote frees of an abandoned span: the second one empties it and
+/// releases it, and the frame is reused before the first one has finished.
+/// The first must not take the reused span for its own to release.
+#[test]
+fn a_remote_free_does_not_release_a_span_reused_meanwhile() {
+    loom::model(|| {
+        let fixture = Fixture::new(2);
+        remote::disarm(&fixture.span);
+        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        assert!(!remote::abandon(
+            &fixture.span,
+            fixture.span.used.load(Relaxed)
+        ));
+        let freers: Vec<_> = (0..2)
+            .map(|i| {
+                let fixture = fixture.clone();
+                thread::spawn(move || {
+                    if fixture.free_remotely(i) {
+                        fixture.release_and_reuse(1);
+                    }
+                })
+            })
+            .collect();
+        for freer in freers {
+            freer.join().unwrap();
+        }
+        assert_eq!(fixture.releases.load(Relaxed), 1, "released twice");
     });
 }

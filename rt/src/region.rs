@@ -14,6 +14,7 @@ use core::ptr;
 use crate::config::{
     COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, POOL_RESIDENT_FRAMES, REGION_BYTES,
 };
+use crate::fatal::fatal;
 use crate::os;
 use crate::span::{Span, SpanLocal};
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
@@ -250,6 +251,9 @@ pub(crate) fn note_assigned(bytes: usize) {
 ///   after abandonment).
 pub(crate) unsafe fn release_frame(frame: u32, span_bytes: usize) {
     let span = span(frame);
+    if span.slot_size.load(Ordering::Relaxed) == 0 {
+        fatal("batch-alloc: a span released twice");
+    }
     SPAN_BYTES.fetch_sub(span_bytes, Ordering::Relaxed);
     let resident = POOL_RESIDENT.fetch_add(1, Ordering::Relaxed) < POOL_RESIDENT_FRAMES;
     if !resident {
@@ -279,6 +283,7 @@ fn pool_push(frame: u32) {
         span.pool_next.store(head as u32, Ordering::Relaxed);
         let tag = (head >> 32).wrapping_add(1);
         let new = (tag << 32) | (frame as u64 + 1);
+        crate::sync::window();
         // Release: the metadata reset above is visible to whoever pops.
         match POOL.compare_exchange_weak(head, new, Ordering::Release, Ordering::Relaxed) {
             Ok(_) => return,
@@ -299,6 +304,7 @@ fn pool_pop() -> Option<u32> {
         let next = span(top - 1).pool_next.load(Ordering::Relaxed);
         let tag = (head >> 32).wrapping_add(1);
         let new = (tag << 32) | next as u64;
+        crate::sync::window();
         match POOL.compare_exchange_weak(head, new, Ordering::Acquire, Ordering::Acquire) {
             Ok(_) => return Some(top - 1),
             Err(seen) => head = seen,

@@ -4,23 +4,31 @@
 //!
 //! ```text
 //! bits  0..32  head: offset of the first slot on the remote list
-//! bits 32..56  count: slots on the remote list (or, once abandoned, slots
-//!              freed since the last collection)
+//! bits 32..56  count: slots on the remote list; once abandoned, slots
+//!              still out of the span
 //! bit  56      ARMED: the span sits on its owner's full queue; the next
 //!              remote free must tell the owner
 //! bit  57      NOTIFYING: a freer is putting the span in the owner's
 //!              mailbox; the owner's heap must stay alive until it clears
 //! bit  58      IN_MAILBOX: the span is linked in its owner's mailbox and
 //!              must not leave the heap until the owner takes it out
-//! bit  59      ABANDONED: the owner thread exited; frees only count, and the
-//!              free that brings count up to `used` reclaims the span
+//! bit  59      ABANDONED: the owner thread exited; frees only count down,
+//!              and the free that brings the count to zero reclaims the span
 //! ```
 //!
 //! A freer pushes its slot (and possibly takes ARMED, setting NOTIFYING and
 //! IN_MAILBOX) with one compare-and-swap; the owner takes the whole list with
 //! one. Because head, count and flags change together, no state is seen
 //! half-updated and no separate lock is needed.
+//!
+//! Every decision is made from the word a compare-and-swap replaced, never
+//! from a read after it: once a free or an abandonment has published its
+//! word, another thread may reclaim the span, reset it and hand the frame to
+//! a new owner, so anything read from the span afterwards may belong to
+//! someone else. That is why abandonment moves the owner's count of slots
+//! out into the word itself.
 
+use crate::fatal::fatal;
 use crate::span::{Span, NIL};
 use crate::sync::{backoff, Ordering};
 
@@ -73,6 +81,7 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl Fn
         // Nobody reads the link until the compare-and-swap below publishes it.
         link_last(if count(word) == 0 { NIL } else { head(word) });
         let new = ((word & !HEAD_MASK) + COUNT_ONE) | offset as u64;
+        crate::sync::window();
         // Release: the link is visible to the owner that takes the list.
         match span
             .remote
@@ -102,7 +111,10 @@ pub(crate) unsafe fn push_chain(
     let mut word = span.remote.load(Ordering::Relaxed);
     loop {
         let new = if word & ABANDONED != 0 {
-            word + add
+            if count(word) < n {
+                fatal("batch-alloc: more slots freed into a span than were out (double free?)");
+            }
+            word - add
         } else {
             // Nobody reads the link until the compare-and-swap publishes it.
             link_last(if count(word) == 0 { NIL } else { head(word) });
@@ -112,16 +124,19 @@ pub(crate) unsafe fn push_chain(
             }
             new
         };
-        debug_assert!(count(new) >= count(word), "remote count overflow");
-        // Release: the links are visible to the owner that takes the list.
-        // Acquire: once abandoned, `used` as the owner left it is visible.
+        crate::sync::window();
+        // Release: the links are visible to the owner that takes the list,
+        // and this thread's writes to the slots happen before whoever
+        // reclaims the span reuses them. Acquire: if this free reclaims, the
+        // other freers' and the abandoning owner's writes are visible.
         match span
             .remote
             .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Relaxed)
         {
             Ok(_) => {
+                crate::sync::window();
                 return if word & ABANDONED != 0 {
-                    if count(new) == span.used.load(Ordering::Relaxed) {
+                    if count(new) == 0 {
                         Pushed::Reclaim
                     } else {
                         Pushed::Done
@@ -176,6 +191,7 @@ pub(crate) fn take(span: &Span, how: Take) -> (u32, u32) {
         if new == word {
             return (0, 0);
         }
+        crate::sync::window();
         // Acquire: the links the freers wrote are visible.
         match span
             .remote
@@ -226,6 +242,7 @@ pub(crate) fn disarm(span: &Span) {
         if word & ARMED == 0 {
             return;
         }
+        crate::sync::window();
         match span.remote.compare_exchange_weak(
             word,
             word & !ARMED,
@@ -246,28 +263,48 @@ pub(crate) fn quiesce(span: &Span) {
     }
 }
 
-/// Marks the span abandoned by its exiting owner. The caller has disarmed it
-/// (so no freer is notifying) and cleared its owner, and `used` is final:
-/// from here on frees only count. True if every slot is already free, so the
-/// caller reclaims the span now.
-pub(crate) fn abandon(span: &Span) -> bool {
+/// Marks the span abandoned by its exiting owner, which has `used` slots
+/// out of it (counting those on the remote list). The caller has disarmed
+/// it (so no freer is notifying) and cleared its owner. The word then
+/// counts the slots still out, and frees count it down. True if none is
+/// out, so the caller reclaims the span now; decided from the word this
+/// swap replaced, since once it is published the last free may reclaim the
+/// span and a new owner may reuse it.
+pub(crate) fn abandon(span: &Span, used: u32) -> bool {
     let mut word = span.remote.load(Ordering::Relaxed);
     loop {
-        debug_assert!(word & (NOTIFYING | ARMED) == 0, "abandoning an armed span");
-        let new = (word & !IN_MAILBOX) | ABANDONED;
-        // Release: `used` is visible to the freer that reclaims.
+        if word & (NOTIFYING | ARMED) != 0 {
+            fatal("batch-alloc: abandoning a span a freer may still notify");
+        }
+        let Some(out) = used.checked_sub(count(word)) else {
+            fatal("batch-alloc: more slots freed into a span than were out (double free?)");
+        };
+        let kept = word & !(IN_MAILBOX | HEAD_MASK | COUNT_MASK);
+        let new = kept | ABANDONED | (out as u64 * COUNT_ONE);
+        crate::sync::window();
+        // Release: the owner's writes to the span happen before the freer
+        // that reclaims it resets it. Acquire: if this reclaims, the freers'
+        // writes to the slots happen before the frame is reused.
         match span
             .remote
             .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Relaxed)
         {
-            Ok(_) => return count(new) == span.used.load(Ordering::Relaxed),
+            Ok(_) => return out == 0,
             Err(seen) => word = seen,
         }
     }
 }
 
-/// Slots freed remotely and not yet collected (or, when abandoned, freed
-/// since), for statistics.
-pub(crate) fn pending(span: &Span) -> u32 {
-    count(span.remote.load(Ordering::Acquire))
+/// Slots out of the span as the remote word and `used` count them, for
+/// statistics: owned, `used` less what waits on the remote list; abandoned,
+/// what the word counts.
+pub(crate) fn slots_out(span: &Span) -> u32 {
+    let word = span.remote.load(Ordering::Acquire);
+    if word & ABANDONED != 0 {
+        count(word)
+    } else {
+        span.used
+            .load(Ordering::Relaxed)
+            .saturating_sub(count(word))
+    }
 }

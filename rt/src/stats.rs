@@ -2,8 +2,7 @@
 
 use crate::record::counter_totals;
 use crate::region::{self, cached_bytes, span_bytes};
-use crate::remote::pending;
-use crate::sync::Ordering;
+use crate::remote::slots_out;
 
 /// A snapshot of the runtime, for every thread together.
 ///
@@ -31,16 +30,14 @@ pub struct Stats {
 /// Gathers a [`Stats`] snapshot.
 pub fn stats() -> Stats {
     let [batched_boxes, reserve_calls] = counter_totals();
-    let mut out_of_spans: i64 = 0;
+    let mut out_of_spans: u64 = 0;
     for frame in 0..region::frames_in_use() {
-        let span = region::span(frame);
-        let used = span.used.load(Ordering::Relaxed) as i64;
-        out_of_spans += used - pending(span) as i64;
+        out_of_spans += slots_out(region::span(frame)) as u64;
     }
     Stats {
         batched_boxes,
         reserve_calls,
-        live_slots: out_of_spans.max(0) as u64,
+        live_slots: out_of_spans,
         span_bytes: span_bytes() as u64,
         cached_bytes: cached_bytes() as u64,
     }

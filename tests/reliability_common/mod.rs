@@ -199,3 +199,38 @@ pub fn describe(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// Panics if any two of the address ranges `[start, end)` overlap: two live
+/// objects sharing memory.
+pub fn assert_disjoint(ranges: &mut [(usize, usize)]) {
+    ranges.sort_unstable();
+    for pair in ranges.windows(2) {
+        assert!(
+            pair[0].1 <= pair[1].0,
+            "live objects overlap: {:#x}..{:#x} and {:#x}..{:#x}",
+            pair[0].0,
+            pair[0].1,
+            pair[1].0,
+            pair[1].1
+        );
+    }
+}
+
+/// Panics unless span memory is below the size of the reserved region: a
+/// span released twice makes the counter wrap.
+pub fn assert_span_bytes_sane(stats: &batch_alloc::Stats) {
+    assert!(
+        stats.span_bytes <= batch_alloc::limits::REGION_BYTES as u64,
+        "span bytes {} exceed the region ({} bytes): a span was released twice",
+        stats.span_bytes,
+        batch_alloc::limits::REGION_BYTES
+    );
+}
+
+/// The checks every test makes once everything is freed: no slot left out,
+/// every span back, and the span counter sane.
+pub fn assert_back_at(before: &batch_alloc::Stats, after: &batch_alloc::Stats) {
+    assert_span_bytes_sane(after);
+    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
+    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+}
