@@ -315,6 +315,12 @@ fn errors_name_the_line_and_column() {
             "expected `end` to close `if` at line 1, found the end of the input",
         ),
         (
+            "local function f()\n  x = 1",
+            2,
+            8,
+            "expected `end` to close `function` at line 1, found the end of the input",
+        ),
+        (
             "f(1, 2",
             1,
             7,

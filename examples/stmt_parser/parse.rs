@@ -69,9 +69,10 @@ macro_rules! parser {
                 match self.peek() {
                     Tok::Kw(Kw::Local) => {
                         self.bump();
+                        let function = self.token();
                         if self.eat_kw(Kw::Function) {
                             let name = self.name()?;
-                            let func = self.body(opener)?;
+                            let func = self.body(function)?;
                             return Ok(Stmt::LocalFunction { name, func });
                         }
                         let mut names = vec![self.name()?];
