@@ -30,7 +30,14 @@
 //!
 //! `--only plain|batched` runs one version alone, for a profiler or
 //! `valgrind --tool=callgrind`; `--seed S` picks another program;
-//! `--emit` prints the program instead of running anything.
+//! `--emit` prints the program instead of running anything (`luac -p`
+//! accepts it).
+//!
+//! Files: `stmt_parser/lang.rs` (the grammar; writes out both versions,
+//! and is what a harness includes), `ast.rs` (tokens, tree, summary),
+//! `lex.rs`, `parse.rs` and `check.rs` (the code under test), `fold.rs`
+//! (the checker's constant folding), `generate.rs` (the input);
+//! `shared/` (options, timing, the alternating runs).
 
 #![forbid(unsafe_code)]
 
