@@ -369,9 +369,10 @@ fn a_length_from_the_input_is_not_trusted() {
         assert_eq!(holes.len(), 3);
         assert!(holes.capacity() <= most, "claimed {claimed}");
 
-        let map =
-            batch_alloc::serde_boxes::hash_map_box::<_, u64, u64, std::hash::RandomState>(lying(0..6))
-                .unwrap();
+        let map = batch_alloc::serde_boxes::hash_map_box::<_, u64, u64, std::hash::RandomState>(
+            lying(0..6),
+        )
+        .unwrap();
         assert_eq!(map.len(), 3);
         assert!(map.capacity() <= 2 * (1 << 20) / size_of::<(u64, Box<u64>)>());
         let sorted = batch_alloc::serde_boxes::btree_map_box::<_, u64, u64>(lying(0..6)).unwrap();
