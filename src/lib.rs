@@ -90,8 +90,8 @@
 //!
 //! # What is batched, and what is not
 //!
-//! The attribute works on syntax. These `Box::new` calls are left as
-//! written, and so are plain boxes:
+//! The attribute works on syntax, and leaves these `Box::new` calls as
+//! written (so they make plain boxes):
 //!
 //! | left as written | why |
 //! |---|---|
