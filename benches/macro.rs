@@ -1,11 +1,12 @@
 //! `#[batch_alloc]` functions against the same functions without the
 //! attribute, under `BatchAlloc<System>`, in one process.
 //!
-//! `cargo bench --bench macro` (add `-- --quick` for a fast pass). Every
-//! group has a `plain` and a `batched` member built from one source by the
-//! `twins!` macro below, so the two differ by the attribute alone. Each
-//! iteration allocates and then drops everything it allocated. Throughput is
-//! in boxes, so criterion's time per element is the cost of one box.
+//! `cargo bench -p batch-alloc-benches --bench macro` (add `-- --quick` for a
+//! fast pass). Every group has a `plain` and a `batched` member built from
+//! one source by the `twins!` macro below, so the two differ by the attribute
+//! alone. Each iteration allocates and then drops everything it allocated.
+//! Throughput is in boxes, so criterion's time per element is the cost of one
+//! box.
 //!
 //! The one- and two-iteration loops cost a few tens of nanoseconds, and on a
 //! shared machine separate measurements a few seconds apart differed by ±40%

@@ -1,9 +1,9 @@
 //! The runtime against per-item boxing and the one-allocation limit, all
 //! under `BatchAlloc<System>` in one process, measured side by side.
 //!
-//! `cargo bench --bench runtime` (add `-- --quick` for a fast pass). Each
-//! group's throughput is in elements, so criterion's time divided by N is
-//! the cost per item.
+//! `cargo bench -p batch-alloc-benches --bench runtime` (add `-- --quick` for
+//! a fast pass). Each group's throughput is in elements, so criterion's time
+//! divided by N is the cost per item.
 
 use std::hint::black_box;
 use std::sync::mpsc;

@@ -1,4 +1,4 @@
-//! The `batch_alloc::serde` helpers: the same values and the same errors as
+//! The `batch_alloc::serde_boxes` helpers: the same values and the same errors as
 //! serde's own impls, the boxes from batches, and nothing left behind when
 //! the input is malformed.
 //!
@@ -80,10 +80,10 @@ trait Helper<C>: for<'a, 'b> Fn(&'b mut Json<'a>) -> serde_json::Result<C> {}
 
 impl<C, F: for<'a, 'b> Fn(&'b mut Json<'a>) -> serde_json::Result<C>> Helper<C> for F {}
 
-/// `batch_alloc::serde::$name`, on JSON.
+/// `batch_alloc::serde_boxes::$name`, on JSON.
 macro_rules! helper {
     ($name:ident $(::<$($ty:ty),*>)?) => {
-        |de: &mut Json<'_>| batch_alloc::serde::$name $(::<$($ty),*>)? (de)
+        |de: &mut Json<'_>| batch_alloc::serde_boxes::$name $(::<$($ty),*>)? (de)
     };
 }
 
@@ -200,15 +200,15 @@ fn a_repeated_key_keeps_the_last_value_as_serde_does() {
 /// The form users write: a struct whose fields name the helpers.
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 struct Helped {
-    #[serde(deserialize_with = "batch_alloc::serde::vec_box")]
+    #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_box")]
     list: Vec<Box<Item>>,
-    #[serde(deserialize_with = "batch_alloc::serde::vec_deque_box")]
+    #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_deque_box")]
     queue: VecDeque<Box<String>>,
-    #[serde(deserialize_with = "batch_alloc::serde::vec_option_box")]
+    #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_option_box")]
     holes: Vec<Option<Box<u64>>>,
-    #[serde(deserialize_with = "batch_alloc::serde::hash_map_box")]
+    #[serde(deserialize_with = "batch_alloc::serde_boxes::hash_map_box")]
     by_name: HashMap<String, Box<Item>>,
-    #[serde(deserialize_with = "batch_alloc::serde::btree_map_box")]
+    #[serde(deserialize_with = "batch_alloc::serde_boxes::btree_map_box")]
     by_id: BTreeMap<u32, Box<Item>>,
 }
 
@@ -246,7 +246,7 @@ fn a_length_from_the_input_sizes_the_batch() {
     // formats do.
     let de: SeqDeserializer<_, ValueError> = values.clone().into_deserializer();
     let before = stats();
-    let boxes = batch_alloc::serde::vec_box::<_, u64>(de).unwrap();
+    let boxes = batch_alloc::serde_boxes::vec_box::<_, u64>(de).unwrap();
     let after = stats();
     assert_eq!(boxes.iter().map(|b| **b).collect::<Vec<_>>(), values);
     let hinted = after.batched_boxes - before.batched_boxes;
@@ -270,7 +270,7 @@ fn a_length_from_the_input_sizes_the_batch() {
     let map: BTreeMap<String, u64> = (0..n).map(|i| (format!("{i:04}"), i)).collect();
     let de: MapDeserializer<_, ValueError> = map.clone().into_deserializer();
     let (boxed, batched) =
-        counting(|| batch_alloc::serde::btree_map_box::<_, String, u64>(de).unwrap());
+        counting(|| batch_alloc::serde_boxes::btree_map_box::<_, String, u64>(de).unwrap());
     assert_eq!(batched, n);
     assert!(boxed.iter().all(|(k, v)| map[k] == **v));
 }
@@ -360,21 +360,22 @@ fn a_length_from_the_input_is_not_trusted() {
     for claimed in [usize::MAX, u32::MAX as usize + 7, 1 << 40, 3] {
         let lying = |actual| Lying { claimed, actual };
 
-        let list = batch_alloc::serde::vec_box::<_, u64>(lying(0..3)).unwrap();
+        let list = batch_alloc::serde_boxes::vec_box::<_, u64>(lying(0..3)).unwrap();
         assert_eq!(list.iter().map(|b| **b).collect::<Vec<_>>(), [0, 1, 2]);
         assert!(list.capacity() <= most, "claimed {claimed}");
-        let deque = batch_alloc::serde::vec_deque_box::<_, u64>(lying(0..3)).unwrap();
+        let deque = batch_alloc::serde_boxes::vec_deque_box::<_, u64>(lying(0..3)).unwrap();
         assert!(deque.capacity() <= most, "claimed {claimed}");
-        let holes = batch_alloc::serde::vec_option_box::<_, u64>(lying(0..3)).unwrap();
+        let holes = batch_alloc::serde_boxes::vec_option_box::<_, u64>(lying(0..3)).unwrap();
         assert_eq!(holes.len(), 3);
         assert!(holes.capacity() <= most, "claimed {claimed}");
 
-        let map =
-            batch_alloc::serde::hash_map_box::<_, u64, u64, std::hash::RandomState>(lying(0..6))
-                .unwrap();
+        let map = batch_alloc::serde_boxes::hash_map_box::<_, u64, u64, std::hash::RandomState>(
+            lying(0..6),
+        )
+        .unwrap();
         assert_eq!(map.len(), 3);
         assert!(map.capacity() <= 2 * (1 << 20) / size_of::<(u64, Box<u64>)>());
-        let sorted = batch_alloc::serde::btree_map_box::<_, u64, u64>(lying(0..6)).unwrap();
+        let sorted = batch_alloc::serde_boxes::btree_map_box::<_, u64, u64>(lying(0..6)).unwrap();
         assert_eq!(sorted.len(), 3);
         drop((list, deque, holes, map, sorted));
         assert_eq!(stats().live_slots, live, "claimed {claimed}");

@@ -15,8 +15,9 @@
 //! ```
 //!
 //! A binary can also be run alone. With no mode argument it is a criterion
-//! bench (`cargo bench --bench suite_system -- alloc_drop/64B`); the other
-//! modes are what the driver runs in separate processes:
+//! bench (`cargo bench -p batch-alloc-benches --bench suite_system --
+//! alloc_drop/64B`); the other modes are what the driver runs in separate
+//! processes:
 //!
 //! - `info`: the allocator, its version and whether `BatchAlloc` is active,
 //!   as one JSON line.

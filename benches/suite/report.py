@@ -7,7 +7,7 @@ RESULTS_JSON is target/suite/<run>/results.json (written by suite.py) or a
 copy of it; the report keeps a copy next to itself (docs/benchmarks.json),
 so `benches/suite/run.sh --report-only docs/benchmarks.json` rewrites it.
 With --readme, also rewrites the README's benchmark section (command,
-targets, headline table, charts): the text of PATH between the
+targets met, headline table, its chart): the text of PATH between the
 `<!-- benchmarks:begin -->` and `<!-- benchmarks:end -->` markers;
 suite.py passes README.md. Needs matplotlib for the charts; suite.py
 provides it.
@@ -567,7 +567,9 @@ def headline_rows(d, callgrind):
 
 
 def write_readme(results, path, doc, img):
-    """The README's benchmark section: command, targets, headline, charts."""
+    """The README's benchmark section: command, how the targets fare, the
+    headline table and its chart. The targets' table, the Go proposal's
+    tables and the rest are in the report (`doc`) only."""
     d = Data(results)
     memory = results.get("memory")
     callgrind = results.get("callgrind")
@@ -591,29 +593,19 @@ def write_readme(results, path, doc, img):
       f"rounds, commit {results['machine']['git']}) on a shared 2-core machine; times are medians "
       "over rounds.")
     w("")
-    w("### Targets")
-    w("")
-    w(table(["target", "measured", "verdict"], targets(d, memory, callgrind), ["---", "---", "---"]))
+    verdicts = [row[2] for row in targets(d, memory, callgrind)]
+    met = sum(v.startswith("**met**") for v in verdicts)
+    w(f"Of the project's {len(verdicts)} speed and memory targets, this run meets {met}; "
+      f"[{rel(doc)}]({rel(doc)}#targets) says by how much each is met or missed.")
     w("")
     w("### 64-byte objects, N = 1024, allocate then drop")
     w("")
     w(table(HEADLINE_HEADER, headline_rows(d, callgrind)))
     w("")
-    go = benchstat(d, "box-glibc", "batch-glibc", "vec",
-                   "### The Go proposal's table\n\nN separate `Box::new` on glibc (old) against the "
-                   "same loop under `#[batch_alloc]` with `BatchAlloc<System>` (new), 64-byte objects, "
-                   "allocate then drop, time per object, and the `Vec::with_capacity(N)` limit; the "
-                   f"mimalloc table and the rest are in [{rel(doc)}]({rel(doc)}).")
-    if go:
-        w(go)
+    png = os.path.join(img, "alloc_drop_64B.png")
+    if os.path.exists(png):
+        w(f"![ns per object against N, allocate then drop]({rel(png)})")
         w("")
-    for name, alt in (("alloc_drop_64B.png", "ns per object against N, allocate then drop"),
-                      ("memory.png", "resident bytes per live object"),
-                      ("programs.png", "real programs with and without #[batch_alloc]")):
-        png = os.path.join(img, name)
-        if os.path.exists(png):
-            w(f"![{alt}]({rel(png)})")
-            w("")
     splice(path, "\n".join(out).rstrip() + "\n")
 
 

@@ -127,9 +127,9 @@ def run(cmd, **kw):
 
 
 def build():
-    """Builds the suite binaries with `cargo bench --no-run` and returns
-    {binary: path}."""
-    cmd = ["cargo", "bench", "--no-run", "--message-format=json"]
+    """Builds the suite binaries with `cargo bench -p batch-alloc-benches
+    --no-run` and returns {binary: path}."""
+    cmd = ["cargo", "bench", "-p", "batch-alloc-benches", "--no-run", "--message-format=json"]
     for b in BINARIES:
         cmd += ["--bench", f"suite_{b}"]
     log("building: " + " ".join(cmd))

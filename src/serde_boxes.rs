@@ -19,7 +19,7 @@
 //!
 //! #[derive(Deserialize)]
 //! struct Path {
-//!     #[serde(deserialize_with = "batch_alloc::serde::vec_box")]
+//!     #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_box")]
 //!     points: Vec<Box<Point>>,
 //! }
 //!
@@ -35,20 +35,20 @@
 //!
 //! | field type | helper |
 //! |---|---|
-//! | `Vec<Box<T>>` | [`vec_box`](crate::serde::vec_box) |
-//! | `VecDeque<Box<T>>` | [`vec_deque_box`](crate::serde::vec_deque_box) |
-//! | `Vec<Option<Box<T>>>` | [`vec_option_box`](crate::serde::vec_option_box) |
-//! | `HashMap<K, Box<V>, S>` | [`hash_map_box`](crate::serde::hash_map_box) |
-//! | `BTreeMap<K, Box<V>>` | [`btree_map_box`](crate::serde::btree_map_box) |
+//! | `Vec<Box<T>>` | [`vec_box`](crate::serde_boxes::vec_box) |
+//! | `VecDeque<Box<T>>` | [`vec_deque_box`](crate::serde_boxes::vec_deque_box) |
+//! | `Vec<Option<Box<T>>>` | [`vec_option_box`](crate::serde_boxes::vec_option_box) |
+//! | `HashMap<K, Box<V>, S>` | [`hash_map_box`](crate::serde_boxes::hash_map_box) |
+//! | `BTreeMap<K, Box<V>>` | [`btree_map_box`](crate::serde_boxes::btree_map_box) |
 //!
 //! Only `deserialize_with` is needed: serialization of these types is
 //! serde's own, unchanged, so `#[derive(Serialize)]` on the same struct
 //! writes what the helper reads back.
 //!
-//! Name the helpers by path, or import what you use by name: a glob import
-//! of the crate root (`use batch_alloc::*`) brings this module's name into
-//! scope, where it shadows the `serde` crate for `use serde::...` and for
-//! the `#[serde(...)]` attributes of the derives.
+//! The module is called `serde_boxes`, not `serde`, so that a glob import
+//! of the crate root (`use batch_alloc::*`) next to `use serde::Deserialize`
+//! leaves the `serde` crate, and the derives' `#[serde(...)]` attributes,
+//! as they were.
 //!
 //! # What they promise
 //!
@@ -189,7 +189,7 @@ use crate::Batch;
 /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
 /// struct Order {
 ///     id: u64,
-///     #[serde(deserialize_with = "batch_alloc::serde::vec_box")]
+///     #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_box")]
 ///     lines: Vec<Box<Line>>,
 /// }
 ///
@@ -222,7 +222,7 @@ where
 ///
 /// #[derive(Deserialize)]
 /// struct Queue {
-///     #[serde(deserialize_with = "batch_alloc::serde::vec_deque_box")]
+///     #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_deque_box")]
 ///     jobs: VecDeque<Box<String>>,
 /// }
 ///
@@ -247,7 +247,7 @@ where
 ///
 /// #[derive(Deserialize)]
 /// struct Row {
-///     #[serde(deserialize_with = "batch_alloc::serde::vec_option_box")]
+///     #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_option_box")]
 ///     cells: Vec<Option<Box<f64>>>,
 /// }
 ///
@@ -280,7 +280,7 @@ where
 ///
 /// #[derive(Deserialize)]
 /// struct Directory {
-///     #[serde(deserialize_with = "batch_alloc::serde::hash_map_box")]
+///     #[serde(deserialize_with = "batch_alloc::serde_boxes::hash_map_box")]
 ///     users: HashMap<u32, Box<User>>,
 /// }
 ///
@@ -310,7 +310,7 @@ where
 ///
 /// #[derive(Deserialize)]
 /// struct Config {
-///     #[serde(deserialize_with = "batch_alloc::serde::btree_map_box")]
+///     #[serde(deserialize_with = "batch_alloc::serde_boxes::btree_map_box")]
 ///     sections: BTreeMap<String, Box<Vec<String>>>,
 /// }
 ///
