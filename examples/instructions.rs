@@ -9,7 +9,9 @@
 //!
 //! Workloads: `batch`, `box_new`, `vec` (T = 64 bytes, allocate N then drop);
 //! `batch_cross`, `box_new_cross` (allocate N here, drop them on another
-//! thread).
+//! thread); `batch_shared`, `box_new_shared` (allocate N here, then drop
+//! every other one here while another thread drops the rest at the same
+//! time: the owner's frees and remote frees into the same spans at once).
 
 use std::hint::black_box;
 
@@ -29,6 +31,10 @@ fn main() {
     std::thread::spawn(|| {}).join().unwrap();
     if let Some(batched) = workload.strip_suffix("_cross") {
         cross_thread(batched == "batch", n, reps);
+        return;
+    }
+    if let Some(batched) = workload.strip_suffix("_shared") {
+        shared_spans(batched == "batch", n, reps);
         return;
     }
     let mut held: Vec<Box<T>> = Vec::with_capacity(n);
@@ -91,6 +97,48 @@ fn cross_thread(batched: bool, n: usize, reps: usize) {
         }
         to_worker.send(held).unwrap();
         held = returned.recv().unwrap();
+    }
+    drop(to_worker);
+    worker.join().unwrap();
+}
+
+/// Allocates `n` boxes per repetition; then this thread drops the even ones
+/// while a worker drops the odd ones, both at once.
+fn shared_spans(batched: bool, n: usize, reps: usize) {
+    use std::sync::{Arc, Barrier};
+    let barrier = Arc::new(Barrier::new(2));
+    let (to_worker, inbox) = std::sync::mpsc::channel::<Vec<Box<T>>>();
+    let worker = {
+        let barrier = barrier.clone();
+        std::thread::spawn(move || {
+            for boxes in inbox {
+                barrier.wait();
+                drop(boxes);
+                barrier.wait();
+            }
+        })
+    };
+    for _ in 0..reps {
+        let mut mine: Vec<Box<T>> = Vec::with_capacity(n / 2 + 1);
+        let mut theirs: Vec<Box<T>> = Vec::with_capacity(n / 2 + 1);
+        let mut batch = Batch::with_capacity(n);
+        for i in 0..n as u64 {
+            let b = if batched {
+                batch.alloc([black_box(i); 8])
+            } else {
+                Box::new([black_box(i); 8])
+            };
+            if i % 2 == 0 {
+                mine.push(b);
+            } else {
+                theirs.push(b);
+            }
+        }
+        drop(batch);
+        to_worker.send(theirs).unwrap();
+        barrier.wait();
+        drop(mine);
+        barrier.wait();
     }
     drop(to_worker);
     worker.join().unwrap();

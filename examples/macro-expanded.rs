@@ -132,7 +132,7 @@ mod expanded {
             match ::batch_alloc::__private::IntoIterator::into_iter(lines) {
                 __iter => {
                     let __hint = ::batch_alloc::__private::Iterator::size_hint(&__iter).0;
-                    let mut __batch0 = ::batch_alloc::__private::LoopBatch::with_capacity(__hint);
+                    let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(__hint);
                     for line in __iter {
                         out.push(::batch_alloc::__private::alloc(
                             &mut __batch0,
@@ -151,7 +151,7 @@ mod expanded {
         let mut values = 0..n;
         let mut head = None;
         {
-            let mut __batch0 = ::batch_alloc::__private::LoopBatch::with_capacity(0);
+            let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(0);
             while let Some(value) = values.next() {
                 head = Some(::batch_alloc::__private::alloc(
                     &mut __batch0,
@@ -171,8 +171,8 @@ mod expanded {
             match ::batch_alloc::__private::IntoIterator::into_iter(0..rows) {
                 __iter => {
                     let __hint = ::batch_alloc::__private::Iterator::size_hint(&__iter).0;
-                    let mut __batch0 = ::batch_alloc::__private::LoopBatch::with_capacity(__hint);
-                    let mut __batch1 = ::batch_alloc::__private::LoopBatch::with_capacity(0);
+                    let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(__hint);
+                    let mut __batch1 = ::batch_alloc::__private::RawBatch::with_capacity(0);
                     for row in __iter {
                         out.push(::batch_alloc::__private::alloc(
                             &mut __batch0,
@@ -199,7 +199,7 @@ mod expanded {
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         let mut i = 0;
         let found = {
-            let mut __batch0 = ::batch_alloc::__private::LoopBatch::with_capacity(0);
+            let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(0);
             loop {
                 if i == words.len() {
                     break None;

@@ -9,7 +9,7 @@
 //!
 //! What a batch serves from its slots is the runtime's business (a batch of
 //! a tiny loop may hand out plain boxes, for instance), so the expected
-//! counts come from [`model`]: a `LoopBatch` declared by hand, with the hint
+//! counts come from [`model`]: a `RawBatch` declared by hand, with the hint
 //! the macro should have given it, allocating as often as the call site
 //! runs. The tests check that `model` counts something wherever they rely on
 //! it to tell batching from not batching.
@@ -76,7 +76,7 @@ fn compare<R: PartialEq + Debug>(plain: impl FnOnce() -> R, batched: impl FnOnce
 /// (the `for` loop's `size_hint().0`, or 0) that allocates `allocs` times.
 fn model(hint: usize, allocs: usize) -> u64 {
     let (boxes, count) = counting(|| {
-        let mut batch = batch_alloc::__private::LoopBatch::with_capacity(hint);
+        let mut batch = batch_alloc::__private::RawBatch::with_capacity(hint);
         (0..allocs as u64)
             .map(|i| batch.alloc(i))
             .collect::<Vec<_>>()

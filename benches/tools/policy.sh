@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=docs/policy-results.md
 mkdir -p docs
-run() { cargo run --quiet --release --example policy "$@"; }
+run() { cargo run --quiet --release --features policy-study --example policy "$@"; }
 {
     echo "# Allocation policy: measured tables"
     echo
@@ -21,6 +21,7 @@ run() { cargo run --quiet --release --example policy "$@"; }
     run -- classes
     for features in "" "batch-alloc-rt/small-spans" "batch-alloc-rt/page-4k" \
                     "batch-alloc-rt/page-4k,batch-alloc-rt/small-spans"; do
+        # (each build adds these to the study's own feature, policy-study)
         echo "### Build: ${features:-default (8 KiB pages, 64 KiB spans)}"
         echo
         if [ -n "$features" ]; then

@@ -94,7 +94,7 @@ pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
 
 /// Input:  `#[attrs] 'label: while cond { body }` (or `loop`, or `for` with no
 ///         call site sized by its trip count)
-/// Output: `#[attrs] { let mut __batchN = LoopBatch::with_capacity(0); ... 'label: while cond { body } }`
+/// Output: `#[attrs] { let mut __batchN = RawBatch::with_capacity(0); ... 'label: while cond { body } }`
 pub(crate) fn wrap_unsized(mut looped: Expr, sites: &[Site]) -> Expr {
     let attrs = take_attrs(&mut looped);
     let mut stmts = declarations(sites, &TokenStream::new());
@@ -109,7 +109,7 @@ pub(crate) fn wrap_unsized(mut looped: Expr, sites: &[Site]) -> Expr {
 ///     match IntoIterator::into_iter(head) {
 ///         __iter => {
 ///             let __hint = Iterator::size_hint(&__iter).0;
-///             let mut __batchN = LoopBatch::with_capacity(__hint);
+///             let mut __batchN = RawBatch::with_capacity(__hint);
 ///             'label: for pat in __iter { body }
 ///         }
 ///     };
@@ -157,10 +157,10 @@ pub(crate) fn wrap_for(mut for_loop: ExprForLoop, sites: &[Site]) -> Expr {
     )
 }
 
-/// `let mut __batchN = LoopBatch::with_capacity(..);` for each site.
+/// `let mut __batchN = RawBatch::with_capacity(..);` for each site.
 fn declarations(sites: &[Site], trip: &TokenStream) -> Vec<Stmt> {
     let span = Span::mixed_site();
-    let loop_batch = private_path("LoopBatch");
+    let raw_batch = private_path("RawBatch");
     sites
         .iter()
         .map(|site| {
@@ -171,7 +171,7 @@ fn declarations(sites: &[Site], trip: &TokenStream) -> Vec<Stmt> {
             };
             Stmt::Expr(
                 Expr::Verbatim(quote_spanned! {span=>
-                    let mut #batch = #loop_batch::with_capacity(#capacity);
+                    let mut #batch = #raw_batch::with_capacity(#capacity);
                 }),
                 None,
             )

@@ -152,7 +152,7 @@ use proc_macro::TokenStream;
 /// for line in lines {                     match IntoIterator::into_iter(lines) {
 ///     out.push(Box::new(parse(line)));        __iter => {
 /// }                                               let __hint = Iterator::size_hint(&__iter).0;
-///                                                 let mut __batch0 = LoopBatch::with_capacity(__hint);
+///                                                 let mut __batch0 = RawBatch::with_capacity(__hint);
 ///                                   ==>           for line in __iter {
 ///                                                     out.push(alloc(&mut __batch0, Box::new, parse(line)));
 ///                                                 }

@@ -4,14 +4,13 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
-use crate::class::{class_of, stride_of, CLASSES, NO_CLASS};
+use crate::class::{self, class_of, stride_of, NO_CLASS};
 use crate::config::{FIRST_REFILL, TINY_LOOP};
 use crate::global::is_active;
 use crate::growth::{default_growth_code, Growth};
-use crate::hardening;
-use crate::region::frame_base;
+use crate::link::{self, read_link};
+use crate::region::{self, frame_base};
 use crate::reserve::{give_back, reserve, Reservation};
-use crate::span::read_link;
 
 /// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
 /// real `Box<T>` that can be moved to any thread, freed at any time, turned
@@ -113,11 +112,11 @@ pub struct RawBatch {
     end: *mut u8,
     /// Recycled slots, each linking the next by its offset in the frame.
     list: *mut u8,
-    /// Once the run is used up: positive, recycled slots left on `list`;
-    /// negative, allocations still to be plain boxes before the next refill
-    /// (a tiny loop's, or about all of them once the batch cannot reserve);
-    /// zero, refill.
-    after_run: i32,
+    /// Slots left on `list`, handed out once the run is used up.
+    recycled_left: u32,
+    /// Allocations still to be plain boxes before the next refill: a tiny
+    /// loop's first ones, or all of them once the batch cannot reserve.
+    plain_due: u32,
     /// First byte of the frame of the current reservation; null if none.
     base: *mut u8,
     frame: u32,
@@ -150,10 +149,11 @@ impl RawBatch {
             cur: ptr::null_mut(),
             end: ptr::null_mut(),
             list: ptr::null_mut(),
-            after_run: if capacity == 0 {
-                -(TINY_LOOP as i32)
+            recycled_left: 0,
+            plain_due: if capacity == 0 {
+                TINY_LOOP as u32
             } else if tiny {
-                -(capacity as i32)
+                capacity as u32
             } else {
                 0
             },
@@ -200,7 +200,7 @@ impl RawBatch {
             // SAFETY: a non-empty run starts at a slot, which is not null.
             return Some(unsafe { NonNull::new_unchecked(slot) });
         }
-        if self.after_run > 0 {
+        if self.recycled_left > 0 {
             return Some(self.pop_list());
         }
         None
@@ -209,7 +209,7 @@ impl RawBatch {
     #[inline(always)]
     fn pop_list(&mut self) -> NonNull<u8> {
         let slot = self.list;
-        self.after_run -= 1;
+        self.recycled_left -= 1;
         // SAFETY: a recycled slot of the reservation, linked when it was
         // freed; the link of the last one is read but not followed.
         let next = unsafe { read_link(slot, self.key) };
@@ -223,8 +223,8 @@ impl RawBatch {
     /// reservation (or `None` if that fails).
     #[inline]
     fn next_slot<T>(&mut self) -> Option<NonNull<u8>> {
-        if self.after_run < 0 {
-            self.after_run += 1;
+        if self.plain_due > 0 {
+            self.plain_due -= 1;
             return None;
         }
         self.refill(const { class_of::<T>() }, const { stride_of::<T>() })
@@ -243,16 +243,16 @@ impl RawBatch {
             None
         };
         let Some(reservation) = reservation else {
-            self.after_run = i32::MIN;
+            self.plain_due = u32::MAX;
             return None;
         };
         let base = frame_base(reservation.frame);
-        self.key = hardening::key(crate::region::span(reservation.frame));
+        self.key = link::key(region::span(reservation.frame));
         self.base = base;
         self.frame = reservation.frame;
         self.class = class;
         self.list = base.wrapping_add(reservation.list_head as usize);
-        self.after_run = reservation.list_len as i32;
+        self.recycled_left = reservation.list_len;
         self.cur = base.wrapping_add(reservation.bump_start as usize);
         self.end = base.wrapping_add(reservation.bump_end as usize);
         self.hint = self.hint.saturating_sub(reservation.len);
@@ -260,7 +260,7 @@ impl RawBatch {
     }
 
     fn next_want(&mut self, class: u8) -> u32 {
-        let span_slots = CLASSES[class as usize].slots;
+        let span_slots = class::shape(class).slots;
         let want = if self.hint > 0 {
             self.hint
         } else if self.last_want == 0 {
@@ -280,7 +280,7 @@ impl RawBatch {
     /// Ends the current reservation, giving back what it did not hand out.
     #[inline]
     fn settle(&mut self) {
-        if self.cur != self.end || self.after_run > 0 {
+        if self.cur != self.end || self.recycled_left > 0 {
             self.give_back_unused();
         }
         self.base = ptr::null_mut();
@@ -292,9 +292,9 @@ impl RawBatch {
     #[inline(never)]
     fn give_back_unused(&mut self) {
         let offset = |p: *mut u8| (p.addr() - self.base.addr()) as u32;
-        let stride = CLASSES[self.class as usize].size as usize;
+        let stride = class::shape(self.class).size as usize;
         let run = (self.end.addr() - self.cur.addr()) / stride;
-        let list_len = self.after_run.max(0) as u32;
+        let list_len = self.recycled_left;
         let unused = Reservation {
             frame: self.frame,
             list_head: if list_len > 0 { offset(self.list) } else { 0 },
@@ -307,14 +307,14 @@ impl RawBatch {
         // as the reservation handed them over.
         unsafe { give_back(unused) };
         self.list = ptr::null_mut();
-        self.after_run = 0;
+        self.recycled_left = 0;
     }
 }
 
 impl Drop for RawBatch {
     #[inline]
     fn drop(&mut self) {
-        if self.cur != self.end || self.after_run > 0 {
+        if self.cur != self.end || self.recycled_left > 0 {
             self.give_back_unused();
         }
     }
@@ -324,17 +324,17 @@ impl fmt::Debug for RawBatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stride = match self.class {
             NO_CLASS => 0,
-            class => CLASSES[class as usize].size as usize,
+            class => class::shape(class).size as usize,
         };
         let run = match stride {
             0 => 0,
             s => (self.end.addr() - self.cur.addr()) / s,
         };
         f.debug_struct("RawBatch")
-            .field("ready_slots", &(run + self.after_run.max(0) as usize))
+            .field("ready_slots", &(run + self.recycled_left as usize))
             .field("hint", &self.hint)
             .field("growth", &Growth::from_u8(self.growth))
-            .field("plain_boxes_next", &self.after_run.min(0).unsigned_abs())
+            .field("plain_boxes_next", &self.plain_due)
             .finish()
     }
 }
@@ -347,7 +347,7 @@ impl fmt::Debug for RawBatch {
 #[inline(always)]
 unsafe fn boxed<T>(slot: NonNull<u8>, value: T) -> Box<T> {
     // SAFETY: the slot is the caller's and at least 8 bytes long.
-    unsafe { hardening::on_handout(slot.as_ptr()) };
+    unsafe { link::on_handout(slot.as_ptr()) };
     let slot = slot.cast::<T>().as_ptr();
     // SAFETY: the slot fits and aligns `T` and nobody else uses it.
     unsafe { slot.write(value) };

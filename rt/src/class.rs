@@ -9,6 +9,7 @@
 //! redundant are dropped.
 
 use crate::config::{FRAME_PAGES, MAX_SMALL_SIZE, MIN_SPAN_PAGES, PAGE_SIZE};
+use crate::fatal::fatal;
 
 /// One size class: what every slot of a span of this class looks like.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +129,17 @@ const fn truncate<const N: usize>(table: &[SizeClass; CANDIDATES.len()]) -> [Siz
 
 /// The size classes in increasing size.
 pub const CLASSES: [SizeClass; NUM_CLASSES] = truncate(&BUILT.0);
+
+/// The shape of class `class`, which a span or a batch recorded. An index
+/// out of the table means the runtime's metadata is corrupted: abort, in
+/// the allocator path, rather than panic.
+#[inline(always)]
+pub(crate) fn shape(class: u8) -> SizeClass {
+    match CLASSES.get(class as usize) {
+        Some(shape) => *shape,
+        None => fatal("batch-alloc: corrupted size class"),
+    }
+}
 
 /// The class index meaning "not batched".
 pub const NO_CLASS: u8 = u8::MAX;

@@ -1,21 +1,28 @@
 //! The one way the allocator path reports a broken invariant: a message on
-//! stderr written without allocating, then abort. It never unwinds.
+//! stderr written without allocating, then abort. It never unwinds, and it
+//! calls nothing that could (the C library's `abort`, not
+//! `std::process::abort`, so that the optimiser knows the call cannot
+//! unwind; see `NoUnwind` in `global.rs`).
 
 /// Writes `message` to stderr and aborts the process.
 #[cold]
+#[inline(never)]
 pub(crate) fn fatal(message: &str) -> ! {
     #[cfg(unix)]
     {
-        let line = [message.as_bytes(), b"\n"];
-        for part in line {
+        for part in [message.as_bytes(), b"\n"] {
             // SAFETY: writes from a valid buffer to stderr; the result does
             // not matter on the way to abort.
             unsafe {
                 libc::write(2, part.as_ptr().cast(), part.len());
             }
         }
+        // SAFETY: no preconditions; never returns.
+        unsafe { libc::abort() }
     }
     #[cfg(not(unix))]
-    let _ = message;
-    std::process::abort()
+    {
+        let _ = message;
+        std::process::abort()
+    }
 }

@@ -4,12 +4,12 @@
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::Cell;
 use core::ptr;
+use core::sync::atomic::AtomicU8;
 use std::alloc::System;
 
-use crate::free::{free, Freed};
+use crate::free::free;
 use crate::region::{locate, Located};
 use crate::sync::Ordering;
-use core::sync::atomic::AtomicU8;
 
 /// A `#[global_allocator]` that frees batch slots back into their spans and
 /// passes everything else to the allocator it wraps, untouched.
@@ -28,6 +28,16 @@ use core::sync::atomic::AtomicU8;
 /// `dealloc` and `realloc` recognise a span slot by a range check before they
 /// read any metadata, so ordinary pointers cost one comparison more than the
 /// inner allocator.
+///
+/// # Wrapping `BatchAlloc` itself
+///
+/// A global allocator that wraps a `BatchAlloc` (to count allocations, say)
+/// must forward all four methods to it, `dealloc` and `realloc` included:
+/// batches hand out span slots only once `BatchAlloc` has seen a probe
+/// allocation go through `alloc_zeroed`, and from then on every slot must
+/// come back through its `dealloc`. A wrapper that forwarded `alloc_zeroed`
+/// but freed elsewhere would pass span slots to an allocator that did not
+/// make them.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BatchAlloc<A = System> {
     inner: A,
@@ -56,48 +66,53 @@ impl BatchAlloc<System> {
 // slots, which only `Batch` hands out, each exactly once, and which are freed
 // back into their spans; `realloc` of a slot keeps it when it fits and
 // otherwise moves the contents to a block of the inner allocator. No method
-// unwinds.
+// unwinds (see `NoUnwind`).
 unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let proof = NoUnwind;
         // SAFETY: the caller's contract, forwarded.
-        unsafe { self.inner.alloc(layout) }
+        let p = unsafe { self.inner.alloc(layout) };
+        proof.holds();
+        p
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let proof = NoUnwind;
         if layout.size() == PROBE.size() && layout.align() == PROBE.align() {
             observe_probe();
         }
         // SAFETY: the caller's contract, forwarded.
-        unsafe { self.inner.alloc_zeroed(layout) }
+        let p = unsafe { self.inner.alloc_zeroed(layout) };
+        proof.holds();
+        p
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        let proof = NoUnwind;
         match locate(ptr) {
             // SAFETY: a pointer inside the region was handed out by a batch
             // as a box; the caller gives it up.
-            Some(at) => unsafe {
-                free(Freed {
-                    ptr,
-                    at,
-                    size: layout.size(),
-                })
-            },
+            Some(at) => unsafe { free(ptr, at, layout.size()) },
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.dealloc(ptr, layout) },
         }
+        proof.holds();
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        match locate(ptr) {
+        let proof = NoUnwind;
+        let p = match locate(ptr) {
             // SAFETY: the caller's contract, forwarded.
             Some(at) => unsafe { self.realloc_slot(at, ptr, layout, new_size) },
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.realloc(ptr, layout, new_size) },
-        }
+        };
+        proof.holds();
+        p
     }
 }
 
@@ -116,7 +131,10 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         new_size: usize,
     ) -> *mut u8 {
         if new_size <= at.span().slot_size.load(Ordering::Relaxed) as usize {
-            return ptr;
+            // The caller's pointer covers only the old size; one derived
+            // from the region covers the whole slot, so the grown bytes may
+            // be written through it.
+            return at.ptr();
         }
         // SAFETY: the caller guarantees `new_size`, rounded up to the
         // alignment, does not overflow `isize`.
@@ -130,14 +148,40 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // one is larger) and distinct.
         unsafe { ptr::copy_nonoverlapping(ptr, new, layout.size()) };
         // SAFETY: the slot is given up by the caller.
-        unsafe {
-            free(Freed {
-                ptr,
-                at,
-                size: layout.size(),
-            })
-        };
+        unsafe { free(ptr, at, layout.size()) };
         new
+    }
+}
+
+/// Proof, at link time, that a method cannot unwind: with
+/// `RUSTFLAGS="--cfg batch_alloc_no_panic"`, dropping one calls a symbol that
+/// does not exist, so a build links only if the optimiser has removed every
+/// path on which it would be dropped, that is every path that unwinds out
+/// of the method (the `no-panic` crate's technique). CI builds the examples
+/// that way, with debug assertions and overflow checks on. Otherwise it is
+/// nothing at all.
+struct NoUnwind;
+
+impl NoUnwind {
+    /// The method's normal end.
+    #[inline(always)]
+    // Forgetting is what matters in the proof's build, where it has a
+    // destructor; elsewhere it is nothing either way.
+    #[allow(clippy::forget_non_drop)]
+    fn holds(self) {
+        core::mem::forget(self);
+    }
+}
+
+#[cfg(batch_alloc_no_panic)]
+impl Drop for NoUnwind {
+    fn drop(&mut self) {
+        extern "C" {
+            #[link_name = "\n\nbatch-alloc: a GlobalAlloc method of BatchAlloc can unwind\n\n"]
+            fn allocator_path_can_unwind() -> !;
+        }
+        // SAFETY: never runs: a build that would call it does not link.
+        unsafe { allocator_path_can_unwind() }
     }
 }
 
@@ -192,4 +236,69 @@ fn probe() -> bool {
     let seen = PROBE_STATE.with(|state| state.replace(0)) == 2;
     INSTALLED.store(if seen { ACTIVE } else { INACTIVE }, Ordering::Relaxed);
     seen
+}
+
+/// The instantiation the no-unwind proof is built from (see [`NoUnwind`]):
+/// the four methods over an inner allocator that calls the C library
+/// directly, so that only this crate's code is judged, compiled in this
+/// crate where the optimiser sees every function they call.
+/// `rt/tests/no_panic.rs` links it.
+#[cfg(batch_alloc_no_panic)]
+#[doc(hidden)]
+pub mod no_panic_proof {
+    use super::*;
+
+    /// `malloc` and friends, for alignments they serve.
+    struct CAlloc;
+
+    // SAFETY: forwards to the C library's allocator, which returns memory
+    // aligned for any fundamental type; the proof's callers use no more.
+    unsafe impl GlobalAlloc for CAlloc {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: no preconditions.
+            unsafe { libc::malloc(layout.size()).cast() }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, _: Layout) {
+            // SAFETY: `ptr` came from `malloc` (the caller's contract).
+            unsafe { libc::free(ptr.cast()) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, _: Layout, new_size: usize) -> *mut u8 {
+            // SAFETY: `ptr` came from `malloc` (the caller's contract).
+            unsafe { libc::realloc(ptr.cast(), new_size).cast() }
+        }
+    }
+
+    const PROVED: BatchAlloc<CAlloc> = BatchAlloc::new(CAlloc);
+
+    /// # Safety
+    /// - As for [`GlobalAlloc::alloc`].
+    #[inline(never)]
+    pub unsafe fn alloc(layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        unsafe { PROVED.alloc(layout) }
+    }
+
+    /// # Safety
+    /// - As for [`GlobalAlloc::alloc_zeroed`].
+    #[inline(never)]
+    pub unsafe fn alloc_zeroed(layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        unsafe { PROVED.alloc_zeroed(layout) }
+    }
+
+    /// # Safety
+    /// - As for [`GlobalAlloc::dealloc`].
+    #[inline(never)]
+    pub unsafe fn dealloc(ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { PROVED.dealloc(ptr, layout) }
+    }
+
+    /// # Safety
+    /// - As for [`GlobalAlloc::realloc`].
+    #[inline(never)]
+    pub unsafe fn realloc(ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        unsafe { PROVED.realloc(ptr, layout, new_size) }
+    }
 }

@@ -1,31 +1,27 @@
 //! Per-thread heaps: the owner side of spans.
 //!
 //! A thread gets a heap at its first refill, in a record (see `record.rs`)
-//! that outlives the thread. The thread-local that names the current record has a
-//! `const` initialiser and no destructor, so `dealloc` may read it at any
-//! point of a thread's life, including other thread-locals' destructors. A
-//! second thread-local with a destructor, registered at the first refill,
-//! retires the heap when the thread exits: its spans are released or
-//! abandoned, and frees that arrive later still work.
+//! that outlives the thread. The thread-local that names the current record
+//! has a `const` initialiser and no destructor, so `dealloc` may read it at
+//! any point of a thread's life, including other thread-locals'
+//! destructors. A second thread-local with a destructor, registered at the
+//! first refill, retires the heap when the thread exits: its spans are
+//! released or abandoned, and frees that arrive later still work.
 
 use core::cell::Cell;
 use core::ptr;
 
-use crate::class::{CLASSES, NUM_CLASSES};
-use crate::hardening;
-pub(crate) use crate::record::{
-    claim_record, count_given_back, count_reserve, ClassQueues, HeapLocal, HeapRecord,
-};
+use crate::class::{self, NUM_CLASSES};
+use crate::link::{self, tail_of, write_link};
+use crate::os;
+use crate::record::claim_record;
 use crate::region::{self, frame_base};
-use crate::remote::{self, Take};
-use crate::span::{
-    owner_heap, owner_word, read_link, write_link, Span, NIL, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+use crate::remote::{self, Pushed, Take};
+use crate::sync::{window, Ordering, RunOnce};
+use crate::types::{
+    link_to, linked_frame, owner_heap, owner_word, ClassQueues, HeapLocal, HeapRecord, Span, NIL,
+    NO_HEAP, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
 };
-use crate::sync::Ordering;
-
-/// What [`current`] returns on a thread with no heap: never a span's owner
-/// (an owner is a real record, or null).
-pub(crate) const NO_HEAP: *mut HeapRecord = ptr::dangling_mut();
 
 thread_local! {
     static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(NO_HEAP) };
@@ -65,6 +61,10 @@ fn init_current() -> Option<&'static HeapRecord> {
     if EXITED.try_with(Cell::get).unwrap_or(true) || !region::ensure_ready() {
         return None;
     }
+    static FORK_HOOKS: RunOnce = RunOnce::new();
+    FORK_HOOKS.run(|| {
+        os::at_fork(nothing_before_fork, nothing_after_fork, after_fork_in_child);
+    });
     // Registering the guard may allocate; do it before any span is touched.
     EXIT_GUARD.try_with(|_| ()).ok()?;
     let record = claim_record()?;
@@ -75,7 +75,7 @@ fn init_current() -> Option<&'static HeapRecord> {
 // ---- class queues ----
 
 fn queue_head(local: &mut HeapLocal, class: u8, queue: u8) -> &mut u32 {
-    let queues = &mut local.queues[class as usize];
+    let queues = local.queues_of(class);
     match queue {
         QUEUE_AVAIL => &mut queues.avail,
         _ => &mut queues.full,
@@ -92,13 +92,12 @@ pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
     if queue == QUEUE_AVAIL {
         // SAFETY: the caller holds no reference to this span's state.
         let class = unsafe { span.local().class };
-        let head = local.queues[class as usize].avail;
-        if head != 0 && head != frame + 1 {
-            let old = region::span(head - 1);
-            if old.used.load(Ordering::Relaxed) == 0 {
+        if let Some(head) = linked_frame(local.queues_of(class).avail) {
+            let old = region::span(head);
+            if head != frame && old.used() == 0 {
                 // The old head would stop being the head while empty.
                 // SAFETY: the old head is another span of this heap.
-                unsafe { release_if_idle(local, head - 1, old) };
+                unsafe { release_if_idle(local, head, old) };
             }
         }
     }
@@ -111,11 +110,11 @@ pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
         .store(owner_word(heap, queue == QUEUE_FULL), Ordering::Relaxed);
     sl.prev = 0;
     sl.next = *head;
-    if *head != 0 {
+    if let Some(next) = linked_frame(*head) {
         // SAFETY: the neighbour is another span of this heap.
-        unsafe { region::span(*head - 1).local().prev = frame + 1 };
+        unsafe { region::span(next).local().prev = link_to(frame) };
     }
-    *head = frame + 1;
+    *head = link_to(frame);
 }
 
 /// Takes a span off whichever queue holds it.
@@ -130,15 +129,15 @@ pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: u32) {
     sl.queue = QUEUE_NONE;
     sl.prev = 0;
     sl.next = 0;
-    if prev != 0 {
+    if let Some(prev_frame) = linked_frame(prev) {
         // SAFETY: the neighbour is another span of this heap.
-        unsafe { region::span(prev - 1).local().next = next };
+        unsafe { region::span(prev_frame).local().next = next };
     } else if queue != QUEUE_NONE {
         *queue_head(local, sl.class, queue) = next;
     }
-    if next != 0 {
+    if let Some(next_frame) = linked_frame(next) {
         // SAFETY: the neighbour is another span of this heap.
-        unsafe { region::span(next - 1).local().prev = prev };
+        unsafe { region::span(next_frame).local().prev = prev };
     }
 }
 
@@ -170,35 +169,34 @@ pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
     let sl = unsafe { span.local() };
     if sl.free_head != NIL {
         let base = frame_base(frame);
-        let key = hardening::key(span);
-        let mut tail = head;
-        for _ in 1..n {
-            // SAFETY: the list's slots are free slots of this span whose
-            // links the take's acquire made visible.
-            tail = unsafe { read_link(base.wrapping_add(tail as usize), key) };
-        }
+        let key = link::key(span);
+        // SAFETY: the list's slots are free slots of this span whose links
+        // the take's acquire made visible.
+        let tail = unsafe { tail_of(base, head, n, key) };
         // SAFETY: the tail is a free slot of this span, now the owner's.
         unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
     }
     sl.free_head = head;
-    span.add_used(-(n as i64));
+    let Some(used) = span.used().checked_sub(n) else {
+        crate::fatal::fatal("batch-alloc: more slots freed into a span than were out");
+    };
+    span.set_used(used);
 }
 
 /// Takes every span that remote frees put in the mailbox off the full
 /// queue, collecting what was freed. Owner only.
 #[inline]
 pub(crate) fn drain_mailbox(heap: &HeapRecord, local: &mut HeapLocal) {
-    if heap.mailbox.load(Ordering::Relaxed) != 0 {
+    if !heap.mailbox.is_empty() {
         drain_mailbox_slow(heap, local);
     }
 }
 
 #[cold]
 fn drain_mailbox_slow(heap: &HeapRecord, local: &mut HeapLocal) {
-    let mut top = heap.mailbox.swap(0, Ordering::Acquire);
-    crate::sync::window();
-    while top != 0 {
-        let frame = top - 1;
+    let mut top = heap.mailbox.take_all();
+    window();
+    while let Some(frame) = linked_frame(top) {
         let span = region::span(frame);
         top = span.mail_next.load(Ordering::Relaxed);
         // The pusher has linked the span in; let it finish clearing
@@ -220,7 +218,7 @@ fn drain_mailbox_slow(heap: &HeapRecord, local: &mut HeapLocal) {
                 move_to(local, frame, QUEUE_AVAIL);
             }
         }
-        if span.used.load(Ordering::Relaxed) == 0 {
+        if span.used() == 0 {
             span_emptied(local, frame, span);
         }
     }
@@ -236,7 +234,7 @@ pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
     if sl.queue == QUEUE_FULL {
         // SAFETY: as above; `sl` is not used past this point.
         unsafe { move_to(local, frame, QUEUE_AVAIL) };
-    } else if local.queues[class as usize].avail != frame + 1 {
+    } else if local.queues_of(class).avail != link_to(frame) {
         // SAFETY: as above.
         unsafe { release_if_idle(local, frame, span) };
     }
@@ -249,7 +247,7 @@ pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
 /// - This thread owns the span, which is empty, and holds no reference
 ///   from `Span::local` for it or its neighbours.
 unsafe fn release_if_idle(local: &mut HeapLocal, frame: u32, span: &Span) {
-    if span.remote.load(Ordering::Relaxed) & remote::IN_MAILBOX == 0 {
+    if !remote::in_mailbox(span) {
         // SAFETY: forwarded contract; no freer notifies a span not in the
         // mailbox.
         unsafe {
@@ -268,12 +266,13 @@ pub(crate) unsafe fn release(frame: u32, span: &Span) {
     // SAFETY: the caller holds the span alone.
     let class = unsafe { span.local().class };
     // SAFETY: forwarded contract.
-    unsafe { region::release_frame(frame, CLASSES[class as usize].span_bytes()) };
+    unsafe { region::release_frame(frame, class::shape(class).span_bytes()) };
 }
 
 /// After a local free or give-back: the span may have left the full queue or
 /// become empty. Owner only.
 #[cold]
+#[inline(never)]
 pub(crate) fn after_local_free(heap: &HeapRecord, frame: u32, span: &Span) {
     // SAFETY: this thread owns the heap (the span's owner is its record) and
     // the caller holds no reference to its state.
@@ -283,8 +282,23 @@ pub(crate) fn after_local_free(heap: &HeapRecord, frame: u32, span: &Span) {
         // SAFETY: as above.
         unsafe { move_to(local, frame, QUEUE_AVAIL) };
     }
-    if span.used.load(Ordering::Relaxed) == 0 {
+    if span.used() == 0 {
         span_emptied(local, frame, span);
+    }
+}
+
+/// Finishes what a remote push asked for: telling an owner whose span was
+/// full, or reclaiming an abandoned span whose last slot this was.
+#[inline]
+pub(crate) fn after_remote_push(pushed: Pushed, frame: u32, span: &Span) {
+    match pushed {
+        Pushed::Done => {}
+        Pushed::Notify => remote::notify_owner(frame, span),
+        Pushed::Reclaim => {
+            // SAFETY: the span is abandoned and every slot is free: nobody
+            // else can reach it, and abandoned spans are never armed.
+            unsafe { release(frame, span) }
+        }
     }
 }
 
@@ -306,8 +320,7 @@ fn retire_current() {
         let queues = local.queues[class];
         for first in [queues.avail, queues.full] {
             let mut next = first;
-            while next != 0 {
-                let frame = next - 1;
+            while let Some(frame) = linked_frame(next) {
                 let span = region::span(frame);
                 // SAFETY: the span belongs to this heap.
                 next = unsafe { span.local().next };
@@ -316,7 +329,8 @@ fn retire_current() {
         }
         local.queues[class] = ClassQueues::default();
     }
-    record.mailbox.store(0, Ordering::Relaxed);
+    // Spans that were in the mailbox are on the queues too, and now retired.
+    let _ = record.mailbox.take_all();
     // The counters stay: the record's next owner keeps adding to them, so a
     // `stats()` running meanwhile neither misses nor double-counts them.
     let _ = CURRENT.try_with(|c| c.set(NO_HEAP));
@@ -335,9 +349,39 @@ fn retire_span(frame: u32, span: &Span) {
         sl.next = 0;
     }
     span.owner.store(ptr::null_mut(), Ordering::Relaxed);
-    crate::sync::window();
-    if remote::abandon(span, span.used.load(Ordering::Relaxed)) {
+    window();
+    if remote::abandon(span, span.used()) {
         // SAFETY: every slot is free and nobody notifies a disarmed span.
         unsafe { release(frame, span) };
+    }
+}
+
+// ---- fork ----
+
+unsafe extern "C" fn nothing_before_fork() {}
+
+unsafe extern "C" fn nothing_after_fork() {}
+
+/// In the child: only the forking thread exists. A thread that was
+/// notifying an owner when the process forked is gone, and left NOTIFYING
+/// set, which an owner would wait on forever; and its mailbox push may or
+/// may not have happened. Clear every such bit, and rebuild this thread's
+/// mailbox from the spans that belong in it. (Spans of the other threads'
+/// heaps stay theirs: their boxes can still be freed, remotely, and the
+/// spans are not reused in the child.)
+unsafe extern "C" fn after_fork_in_child() {
+    let heap = current();
+    let rebuild = heap != NO_HEAP;
+    if rebuild {
+        // SAFETY: records are never freed; this is this thread's.
+        let _ = unsafe { &*heap }.mailbox.take_all();
+    }
+    for frame in 0..region::frames_touched() {
+        let span = region::span(frame);
+        let in_mailbox = remote::forget_notifier_after_fork(span);
+        if rebuild && in_mailbox && owner_heap(span.owner.load(Ordering::Relaxed)) == heap {
+            // SAFETY: as above.
+            unsafe { &*heap }.mailbox.push(frame, &span.mail_next);
+        }
     }
 }

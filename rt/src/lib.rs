@@ -31,6 +31,20 @@
 //!
 //! [batch-alloc]: https://docs.rs/batch-alloc
 
+// The modules in layers, each importing only from the layers above it in
+// this list (rt/tests/layers.rs checks it):
+//
+// 0. config, fatal         constants; the abort path
+// 1. os, class             the OS; the size-class table
+// 2. sync                  atomics, the spin lock, the index stack, windows
+// 3. types                 the shared structures: spans, heap records
+// 4. link, growth          free-list links and their hardening; refill growth
+// 5. region                address space, frames, the pool, span reset
+// 6. remote, record        the cross-thread word protocol; the heap registry
+// 7. heap                  a thread's heap: queues, mailbox drain, exit
+// 8. reserve, free         refills and give-backs; frees
+// 9. global, stats         the allocator wrapper and its probe; statistics
+// 10. batch                loop-scoped batches
 mod batch;
 mod class;
 mod config;
@@ -38,20 +52,24 @@ mod fatal;
 mod free;
 mod global;
 mod growth;
-mod hardening;
 mod heap;
+mod link;
 mod os;
 mod record;
 mod region;
 mod remote;
 mod reserve;
-mod span;
 mod stats;
 mod sync;
+mod types;
 
 pub use batch::{Batch, RawBatch};
 pub use class::SizeClass;
 pub use global::{is_active, BatchAlloc};
+
+#[cfg(batch_alloc_no_panic)]
+#[doc(hidden)]
+pub use global::no_panic_proof;
 pub use growth::{default_growth, set_default_growth, Growth};
 pub use stats::{stats, Stats};
 
@@ -61,13 +79,15 @@ pub fn size_classes() -> &'static [SizeClass] {
 }
 
 /// The size classes without the rule that grows each class to fill its span,
-/// for comparing the two tables.
+/// for comparing the two tables (the `policy-study` feature).
+#[cfg(feature = "policy-study")]
 #[doc(hidden)]
 pub fn size_classes_before_growth() -> Vec<SizeClass> {
     let (table, len) = class::build_table(false);
     table[..len].to_vec()
 }
 
+#[cfg(feature = "policy-study")]
 #[doc(hidden)]
 pub use reserve::set_exact_refills;
 
@@ -76,7 +96,7 @@ pub mod limits {
     pub use crate::config::{FRAME_SIZE, MAX_SMALL_SIZE, MIN_SPAN_PAGES, PAGE_SIZE, REGION_BYTES};
 
     /// Bytes of span metadata per frame, kept beside the frames.
-    pub const SPAN_METADATA_BYTES: usize = size_of::<crate::span::Span>();
+    pub const SPAN_METADATA_BYTES: usize = size_of::<crate::types::Span>();
 }
 
 #[cfg(all(test, loom))]

@@ -2,6 +2,13 @@
 //! a span's remote list, abandonment by an exiting owner, and the
 //! notification of an owner whose full span gets a remote free.
 //!
+//! The models run the real code of the protocols (`remote.rs`) and of what
+//! happens around them: a release resets the span with the real
+//! `Span::reset` and a reuse assigns it with the real `Span::assign`, so
+//! that a thread that reads a span after another has released it sees what
+//! it would see in the program. Protocol windows are marked in the code
+//! (`sync::window`), which makes loom try every order of them.
+//!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
 //!     cargo test -p batch-alloc-rt --release --lib loom_model
@@ -15,10 +22,9 @@ use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::free::notify_owner;
-use crate::heap::HeapRecord;
-use crate::remote::{self, Pushed, Take, ABANDONED, NOTIFYING};
-use crate::span::{read_link, write_link, Span, NIL};
+use crate::link::{read_link, write_link};
+use crate::remote::{self, notify_owner, Pushed, Take, ABANDONED, NOTIFYING};
+use crate::types::{HeapRecord, Span, NIL};
 
 /// Slot memory and a span over it: `slots` slots of 8 bytes, all out.
 struct Fixture {
@@ -50,17 +56,19 @@ impl Fixture {
         })
     }
 
-    /// What `release_frame` does to the span's shared state, then what
-    /// `new_span` does when another thread takes the frame from the pool and
-    /// hands out `reused` slots of it at once.
+    /// What `release_frame` does to the span, then what `new_span` does
+    /// when another thread takes the frame from the pool, and that thread
+    /// handing out `reused` slots of it at once.
     fn release_and_reuse(&self, reused: u32) {
         self.releases.fetch_add(1, Relaxed);
-        self.span.owner.store(std::ptr::null_mut(), Relaxed);
-        self.span.used.store(0, Relaxed);
-        self.span.remote.store(0, Relaxed);
-        let owner: *const HeapRecord = &*self.next_owner;
-        self.span.owner.store(owner.cast_mut(), Relaxed);
-        self.span.used.store(reused, Relaxed);
+        // SAFETY: the caller reclaimed the span, so it holds it alone; the
+        // model's other threads only touch its atomics.
+        unsafe {
+            self.span.reset(true);
+            let owner: *const HeapRecord = &*self.next_owner;
+            self.span.assign(owner.cast_mut(), 0, 8, 64, 0);
+        }
+        self.span.set_used(reused);
     }
 
     fn slot(&self, index: u32) -> *mut u8 {
@@ -174,7 +182,7 @@ fn a_full_span_notifies_its_owner_who_finds_every_free() {
         let mut taken = BTreeSet::new();
         let mut notified = 0;
         let mut drain = |taken: &mut BTreeSet<u32>| {
-            let top = fixture.heap.mailbox.swap(0, Acquire);
+            let top = fixture.heap.mailbox.take_all();
             if top != 0 {
                 assert_eq!(top, 1, "the span's frame");
                 assert_eq!(

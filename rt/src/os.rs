@@ -1,8 +1,12 @@
-//! Address space from the operating system: reserve a range, make parts of it
-//! usable, give parts of it back. Nothing else in the runtime talks to the OS.
+//! Everything the runtime asks of the operating system: address space
+//! (reserve a range, make parts of it usable, give parts of it back), giving
+//! up the CPU, and hooks around `fork`. Nothing else in the runtime talks to
+//! the OS, and nothing here allocates or unwinds: every call is a plain
+//! system call.
 //!
 //! Under Miri, which understands neither `PROT_NONE` nor `madvise`, the range
-//! comes from `System` with frame alignment and is usable from the start.
+//! comes from `System` with frame alignment and is usable from the start,
+//! and there are no fork hooks.
 
 #[cfg(all(unix, not(miri)))]
 mod imp {
@@ -53,6 +57,38 @@ mod imp {
             libc::madvise(start.cast(), len, libc::MADV_DONTNEED);
         }
     }
+
+    /// Lets another thread run.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub fn yield_cpu() {
+        // SAFETY: no preconditions; the result does not matter.
+        unsafe {
+            libc::sched_yield();
+        }
+    }
+
+    /// Sleeps for `micros` microseconds (the race amplifier's widest window).
+    #[allow(dead_code)]
+    pub fn sleep_micros(micros: u32) {
+        // SAFETY: no preconditions; an interrupted sleep is fine.
+        unsafe {
+            libc::usleep(micros);
+        }
+    }
+
+    /// Registers handlers that run around `fork()` in the forking thread:
+    /// `prepare` before, then `parent` in the parent or `child` in the child.
+    /// Prepare handlers run in the reverse order of registration, the others
+    /// in order. False if the C library refused.
+    pub fn at_fork(
+        prepare: unsafe extern "C" fn(),
+        parent: unsafe extern "C" fn(),
+        child: unsafe extern "C" fn(),
+    ) -> bool {
+        // SAFETY: the handlers are functions of this program, valid for its
+        // whole life.
+        unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) == 0 }
+    }
 }
 
 #[cfg(miri)]
@@ -76,6 +112,23 @@ mod imp {
     /// # Safety
     /// - The range holds nothing anyone will read again.
     pub unsafe fn decommit(_start: *mut u8, _len: usize) {}
+
+    pub fn yield_cpu() {
+        std::thread::yield_now();
+    }
+
+    #[allow(dead_code)]
+    pub fn sleep_micros(micros: u32) {
+        std::thread::sleep(std::time::Duration::from_micros(micros.into()));
+    }
+
+    pub fn at_fork(
+        _prepare: unsafe extern "C" fn(),
+        _parent: unsafe extern "C" fn(),
+        _child: unsafe extern "C" fn(),
+    ) -> bool {
+        false
+    }
 }
 
 #[cfg(not(any(unix, miri)))]
@@ -95,6 +148,30 @@ mod imp {
     /// # Safety
     /// - Never called: [`reserve`] never succeeds here.
     pub unsafe fn decommit(_start: *mut u8, _len: usize) {}
+
+    pub fn yield_cpu() {
+        std::thread::yield_now();
+    }
+
+    #[allow(dead_code)]
+    pub fn sleep_micros(micros: u32) {
+        std::thread::sleep(std::time::Duration::from_micros(micros.into()));
+    }
+
+    pub fn at_fork(
+        _prepare: unsafe extern "C" fn(),
+        _parent: unsafe extern "C" fn(),
+        _child: unsafe extern "C" fn(),
+    ) -> bool {
+        false
+    }
 }
 
-pub(crate) use imp::{commit, decommit, reserve};
+pub(crate) use imp::{at_fork, commit, decommit, reserve};
+
+// Under loom, waits yield to the model checker instead.
+#[cfg_attr(loom, allow(unused_imports))]
+pub(crate) use imp::yield_cpu;
+
+#[cfg(batch_alloc_race)]
+pub(crate) use imp::sleep_micros;

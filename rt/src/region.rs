@@ -1,25 +1,26 @@
-//! The reserved address range spans live in, and the frames it is cut into.
+//! The reserved address range spans live in, the frames it is cut into, and
+//! the shared pool of empty frames.
 //!
 //! One reservation holds the span metadata array followed by the frames.
 //! Ownership of a pointer is one subtraction and one comparison against a
-//! constant length, made before any header is read. Before the reservation
+//! constant length, made before any metadata is read. Before the reservation
 //! the base is 2^63, an address no user-space pointer reaches, so every
 //! pointer is rejected; if the full size cannot be reserved the region stays
-//! that way and batches fall back to `Box::new`. Frames are committed in chunks as the
-//! high-water mark grows, recycled through a lock-free pool, and given back to
-//! the OS once the pool holds more than [`POOL_RESIDENT_FRAMES`].
+//! that way and batches fall back to `Box::new`. Frames are committed in
+//! chunks as the high-water mark grows, recycled through a lock-free pool,
+//! and given back to the OS once the pool holds more than
+//! [`POOL_RESIDENT_FRAMES`].
 
 use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize};
 
 use crate::config::{
     COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, POOL_RESIDENT_FRAMES, REGION_BYTES,
 };
 use crate::fatal::fatal;
 use crate::os;
-use crate::span::{Span, SpanLocal};
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
-
-use crate::sync::{backoff, Ordering};
+use crate::sync::{window, IndexStack, Ordering, RunOnce, SpinLock};
+use crate::types::Span;
 
 /// First frame, with provenance over the whole reservation; the span
 /// metadata array ends [`META_BYTES`] before it. [`UNRESERVED`] until the
@@ -37,24 +38,30 @@ const MAX_FRAMES: usize = REGION_BYTES / FRAME_SIZE;
 /// region so that a span's metadata is a constant distance from the frames.
 const META_BYTES: usize = (MAX_FRAMES * size_of::<Span>()).div_ceil(FRAME_SIZE) * FRAME_SIZE;
 
-const UNINIT: usize = 0;
-const BUSY: usize = 1;
-const READY: usize = 2;
-const FAILED: usize = 3;
+const UNINIT: u8 = 0;
+const READY: u8 = 1;
+const FAILED: u8 = 2;
 
-static STATE: AtomicUsize = AtomicUsize::new(UNINIT);
-/// Frames ever handed out (may run past `FRAME_COUNT` once exhausted).
+/// Whether the region is reserved; changes once, under [`INIT_LOCK`].
+static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+/// Frames ever taken from the region (may run past `MAX_FRAMES` once
+/// exhausted): spans, frames now in the pool, and heap-record frames.
 static NEXT_FRAME: AtomicUsize = AtomicUsize::new(0);
 /// Frames whose memory and metadata are readable and writable.
 static COMMITTED: AtomicUsize = AtomicUsize::new(0);
-static COMMIT_LOCK: AtomicBool = AtomicBool::new(false);
-/// Treiber stack of empty frames: high 32 bits a tag bumped by every push
-/// and pop (so a stale compare-and-swap fails), low 32 bits top index + 1.
-static POOL: AtomicU64 = AtomicU64::new(0);
+/// Empty frames, linked through `Span::pool_next`.
+static POOL: IndexStack = IndexStack::new();
 /// Frames in the pool whose memory is still resident.
 static POOL_RESIDENT: AtomicUsize = AtomicUsize::new(0);
 /// Bytes of spans assigned to heaps or abandoned by exited threads.
 static SPAN_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Held while the region is reserved. Lock order: the record lock, then
+/// this, then [`COMMIT_LOCK`] (a new heap record may reserve the region and
+/// commit frames).
+static INIT_LOCK: SpinLock = SpinLock::new();
+/// Held while frames are committed.
+static COMMIT_LOCK: SpinLock = SpinLock::new();
 
 /// A pointer found inside the region: the region's base, with provenance
 /// over all of it, and the pointer's offset from it.
@@ -82,14 +89,25 @@ impl Located {
     pub(crate) fn span(self) -> &'static Span {
         span_in(self.base, self.offset >> FRAME_SHIFT)
     }
+
+    /// The pointer itself, derived from the region's base: valid for the
+    /// whole slot, and beyond, where a box's own pointer covers only the
+    /// box's bytes.
+    #[inline(always)]
+    pub(crate) fn ptr(self) -> *mut u8 {
+        self.base.wrapping_add(self.offset)
+    }
 }
 
 /// Where `p` lies in the region, or `None` for any pointer the region does
 /// not hold. Reads no metadata: a range check first.
 #[inline(always)]
 pub(crate) fn locate(p: *const u8) -> Option<Located> {
-    // Acquire: a thread that sees the base sees the metadata set up before.
-    let base = FRAMES_BASE.load(Ordering::Acquire);
+    // Relaxed: a pointer inside the region was handed out by a batch, and
+    // whatever handed it to this thread (a channel, a join, a lock) ordered
+    // the base's publication before; a pointer outside it is rejected
+    // whichever base this load sees.
+    let base = FRAMES_BASE.load(Ordering::Relaxed);
     let offset = p.addr().wrapping_sub(base.addr());
     if offset < REGION_BYTES {
         Some(Located { base, offset })
@@ -105,7 +123,7 @@ fn span_in(frames_base: *mut u8, frame: usize) -> &'static Span {
     // from `acquire_frame` or from a pointer inside the region, which only
     // such frames hand out); their metadata is committed memory inside the
     // reservation that is never unmapped, and an all-zero `Span` is valid.
-    unsafe { &*spans.add(frame) }
+    unsafe { &*spans.wrapping_add(frame) }
 }
 
 /// The metadata of frame `frame`.
@@ -124,9 +142,10 @@ pub(crate) fn frame_base(frame: u32) -> *mut u8 {
         .wrapping_add((frame as usize) << FRAME_SHIFT)
 }
 
-/// Reserves the region on first use. False if the OS refused every size
-/// tried: batches then fall back to `Box::new`.
+/// Reserves the region on first use. False if the OS refused: batches then
+/// fall back to `Box::new`.
 pub(crate) fn ensure_ready() -> bool {
+    // Acquire: a thread that sees READY sees the base and the fork hooks.
     match STATE.load(Ordering::Acquire) {
         READY => true,
         FAILED => false,
@@ -136,22 +155,22 @@ pub(crate) fn ensure_ready() -> bool {
 
 #[cold]
 fn init_slow() -> bool {
-    let mut spins = 0;
-    loop {
-        match STATE.compare_exchange(UNINIT, BUSY, Ordering::Acquire, Ordering::Acquire) {
-            Ok(_) => break,
-            Err(READY) => return true,
-            Err(FAILED) => return false,
-            Err(_) => backoff(&mut spins),
-        }
+    // The fork hooks go in before the lock is first taken, so that a fork
+    // while this thread reserves the region cannot leave the lock held in
+    // the child. Without them (the C library refused) the region still
+    // works for a process that does not fork mid-reservation.
+    static FORK_HOOKS: RunOnce = RunOnce::new();
+    FORK_HOOKS.run(|| {
+        os::at_fork(before_fork, after_fork, after_fork);
+    });
+    INIT_LOCK.lock();
+    if STATE.load(Ordering::Relaxed) == UNINIT {
+        let ready = reserve_region();
+        STATE.store(if ready { READY } else { FAILED }, Ordering::Release);
     }
-    let ready = reserve_region();
-    STATE.store(if ready { READY } else { FAILED }, Ordering::Release);
+    let ready = STATE.load(Ordering::Relaxed) == READY;
+    INIT_LOCK.unlock();
     ready
-}
-
-fn round_up(n: usize, to: usize) -> usize {
-    n.div_ceil(to) * to
 }
 
 /// Reserves the metadata array and the frames in one range aligned to a
@@ -164,28 +183,31 @@ fn reserve_region() -> bool {
     let start = start.as_ptr();
     let misalign = start.addr() & (FRAME_SIZE - 1);
     let aligned = start.wrapping_add((FRAME_SIZE - misalign) & (FRAME_SIZE - 1));
-    // Release: publishes the reservation to every thread that reads the base.
+    // Release: publishes the reservation to every thread that reads the base
+    // with acquire (`ensure_ready`'s state load orders it too).
     FRAMES_BASE.store(aligned.wrapping_add(META_BYTES), Ordering::Release);
     true
 }
 
-/// Frames whose metadata may be read: the bound for walks over all spans.
-pub(crate) fn frames_in_use() -> u32 {
+/// Frames ever taken from the region and committed: every frame whose
+/// metadata may be read, the bound for walks over all spans. Counts spans,
+/// pooled frames and heap-record frames alike.
+pub(crate) fn frames_touched() -> u32 {
     let handed = NEXT_FRAME.load(Ordering::Acquire);
     handed.min(COMMITTED.load(Ordering::Acquire)) as u32
 }
 
-/// An empty frame for a new span: from the pool, else past the high-water
-/// mark. `None` when the region is not ready, exhausted, or cannot commit.
+/// An empty frame for a new span or heap records: from the pool, else past
+/// the high-water mark. `None` when the region is not ready, exhausted, or
+/// cannot commit.
 pub(crate) fn acquire_frame() -> Option<u32> {
     if !ensure_ready() {
         return None;
     }
-    if let Some(frame) = pool_pop() {
+    if let Some(frame) = POOL.pop(|frame| &span(frame).pool_next) {
         // SAFETY: a frame popped from the pool is held by this thread alone
         // until it is assigned.
-        let local = unsafe { span(frame).local() };
-        if local.resident {
+        if unsafe { span(frame).local().resident } {
             POOL_RESIDENT.fetch_sub(1, Ordering::Relaxed);
         }
         return Some(frame);
@@ -203,13 +225,7 @@ pub(crate) fn acquire_frame() -> Option<u32> {
 /// Commits frames (and their metadata) in chunks until `frame` is covered.
 #[cold]
 fn commit_through(frame: usize) -> bool {
-    let mut spins = 0;
-    while COMMIT_LOCK
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        backoff(&mut spins);
-    }
+    COMMIT_LOCK.lock();
     let mut ok = true;
     while ok && COMMITTED.load(Ordering::Relaxed) <= frame {
         let from = COMMITTED.load(Ordering::Relaxed);
@@ -219,14 +235,14 @@ fn commit_through(frame: usize) -> bool {
             COMMITTED.store(to, Ordering::Release);
         }
     }
-    COMMIT_LOCK.store(false, Ordering::Release);
+    COMMIT_LOCK.unlock();
     ok
 }
 
 fn commit_frames(from: usize, to: usize) -> bool {
     let spans = frame_base(0).wrapping_sub(META_BYTES);
     let meta_from = from * size_of::<Span>() / PAGE_SIZE * PAGE_SIZE;
-    let meta_to = round_up(to * size_of::<Span>(), PAGE_SIZE);
+    let meta_to = (to * size_of::<Span>()).div_ceil(PAGE_SIZE) * PAGE_SIZE;
     let frames = frame_base(from as u32);
     // SAFETY: both ranges are page-aligned and inside the reservation: the
     // metadata area is rounded to whole frames, and `to` is at most the
@@ -237,7 +253,7 @@ fn commit_frames(from: usize, to: usize) -> bool {
     }
 }
 
-/// Counts a span as assigned to a heap.
+/// Counts a span of `bytes` as assigned to a heap.
 pub(crate) fn note_assigned(bytes: usize) {
     SPAN_BYTES.fetch_add(bytes, Ordering::Relaxed);
 }
@@ -262,54 +278,10 @@ pub(crate) unsafe fn release_frame(frame: u32, span_bytes: usize) {
         // caller's contract, holds no live data.
         unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
     }
-    span.owner.store(ptr::null_mut(), Ordering::Relaxed);
-    span.used.store(0, Ordering::Relaxed);
-    span.slot_size.store(0, Ordering::Relaxed);
-    span.remote.store(0, Ordering::Relaxed);
     // SAFETY: the caller holds the span alone.
-    unsafe {
-        *span.local() = SpanLocal {
-            resident,
-            ..SpanLocal::default()
-        };
-    }
-    pool_push(frame);
-}
-
-fn pool_push(frame: u32) {
-    let span = span(frame);
-    let mut head = POOL.load(Ordering::Relaxed);
-    loop {
-        span.pool_next.store(head as u32, Ordering::Relaxed);
-        let tag = (head >> 32).wrapping_add(1);
-        let new = (tag << 32) | (frame as u64 + 1);
-        crate::sync::window();
-        // Release: the metadata reset above is visible to whoever pops.
-        match POOL.compare_exchange_weak(head, new, Ordering::Release, Ordering::Relaxed) {
-            Ok(_) => return,
-            Err(seen) => head = seen,
-        }
-    }
-}
-
-fn pool_pop() -> Option<u32> {
-    let mut head = POOL.load(Ordering::Acquire);
-    loop {
-        let top = head as u32;
-        if top == 0 {
-            return None;
-        }
-        // May read the link of a frame another thread popped meanwhile; the
-        // tag then makes the compare-and-swap below fail.
-        let next = span(top - 1).pool_next.load(Ordering::Relaxed);
-        let tag = (head >> 32).wrapping_add(1);
-        let new = (tag << 32) | next as u64;
-        crate::sync::window();
-        match POOL.compare_exchange_weak(head, new, Ordering::Acquire, Ordering::Acquire) {
-            Ok(_) => return Some(top - 1),
-            Err(seen) => head = seen,
-        }
-    }
+    unsafe { span.reset(resident) };
+    window();
+    POOL.push(frame, &span.pool_next);
 }
 
 /// Bytes of spans assigned to heaps or abandoned.
@@ -320,4 +292,21 @@ pub(crate) fn span_bytes() -> usize {
 /// Bytes of empty frames kept resident in the pool.
 pub(crate) fn cached_bytes() -> usize {
     POOL_RESIDENT.load(Ordering::Relaxed) * FRAME_SIZE
+}
+
+// ---- fork ----
+//
+// A child forked while another thread held one of these locks would wait
+// for it forever. The forking thread takes them before the fork (after the
+// record lock, whose handler was registered later and so runs first) and
+// releases them on both sides.
+
+unsafe extern "C" fn before_fork() {
+    INIT_LOCK.lock();
+    COMMIT_LOCK.lock();
+}
+
+unsafe extern "C" fn after_fork() {
+    COMMIT_LOCK.unlock();
+    INIT_LOCK.unlock();
 }

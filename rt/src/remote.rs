@@ -17,8 +17,8 @@
 //! ```
 //!
 //! A freer pushes its slot (and possibly takes ARMED, setting NOTIFYING and
-//! IN_MAILBOX) with one compare-and-swap; the owner takes the whole list with
-//! one. Because head, count and flags change together, no state is seen
+//! IN_MAILBOX, then pushes the span onto the owner's mailbox) with one
+//! compare-and-swap; the owner takes the whole list with one. Because head, count and flags change together, no state is seen
 //! half-updated and no separate lock is needed.
 //!
 //! Every decision is made from the word a compare-and-swap replaced, never
@@ -29,8 +29,8 @@
 //! out into the word itself.
 
 use crate::fatal::fatal;
-use crate::span::{Span, NIL};
-use crate::sync::{backoff, Ordering};
+use crate::sync::{backoff, window, Ordering};
+use crate::types::{owner_heap, Span, NIL};
 
 const HEAD_MASK: u64 = 0xFFFF_FFFF;
 const COUNT_ONE: u64 = 1 << 32;
@@ -81,7 +81,7 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl Fn
         // Nobody reads the link until the compare-and-swap below publishes it.
         link_last(if count(word) == 0 { NIL } else { head(word) });
         let new = ((word & !HEAD_MASK) + COUNT_ONE) | offset as u64;
-        crate::sync::window();
+        window();
         // Release: the link is visible to the owner that takes the list.
         match span
             .remote
@@ -124,7 +124,7 @@ pub(crate) unsafe fn push_chain(
             }
             new
         };
-        crate::sync::window();
+        window();
         // Release: the links are visible to the owner that takes the list,
         // and this thread's writes to the slots happen before whoever
         // reclaims the span reuses them. Acquire: if this free reclaims, the
@@ -134,7 +134,7 @@ pub(crate) unsafe fn push_chain(
             .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Relaxed)
         {
             Ok(_) => {
-                crate::sync::window();
+                window();
                 return if word & ABANDONED != 0 {
                     if count(new) == 0 {
                         Pushed::Reclaim
@@ -152,8 +152,18 @@ pub(crate) unsafe fn push_chain(
     }
 }
 
-/// Ends a notification: the span is in the owner's mailbox.
-pub(crate) fn notified(span: &Span) {
+/// Puts the span (frame `frame`) in its owner's mailbox, then ends the
+/// notification that a remote free into the armed span started. The owner
+/// cannot exit meanwhile: retiring a span waits for NOTIFYING, which this
+/// thread set, to clear.
+#[cold]
+pub(crate) fn notify_owner(frame: u32, span: &Span) {
+    let owner = owner_heap(span.owner.load(Ordering::Acquire));
+    // SAFETY: the owner is alive while NOTIFYING is set (see above), and
+    // records are never freed.
+    let mailbox = unsafe { &(*owner).mailbox };
+    mailbox.push(frame, &span.mail_next);
+    window();
     // Release: the mailbox push happens before the owner may go away.
     span.remote.fetch_and(!NOTIFYING, Ordering::Release);
 }
@@ -165,6 +175,13 @@ pub(crate) struct Take {
     pub from_mailbox: bool,
     /// The span is on the full queue: arm it if nothing was freed.
     pub arm_if_empty: bool,
+}
+
+/// Whether the span is in, or on its way into, its owner's mailbox: a
+/// plain load, for the owner.
+#[inline]
+pub(crate) fn in_mailbox(span: &Span) -> bool {
+    span.remote.load(Ordering::Relaxed) & IN_MAILBOX != 0
 }
 
 /// Whether frees wait on the remote list: a plain load, for the owner to
@@ -191,7 +208,7 @@ pub(crate) fn take(span: &Span, how: Take) -> (u32, u32) {
         if new == word {
             return (0, 0);
         }
-        crate::sync::window();
+        window();
         // Acquire: the links the freers wrote are visible.
         match span
             .remote
@@ -242,7 +259,7 @@ pub(crate) fn disarm(span: &Span) {
         if word & ARMED == 0 {
             return;
         }
-        crate::sync::window();
+        window();
         match span.remote.compare_exchange_weak(
             word,
             word & !ARMED,
@@ -281,7 +298,7 @@ pub(crate) fn abandon(span: &Span, used: u32) -> bool {
         };
         let kept = word & !(IN_MAILBOX | HEAD_MASK | COUNT_MASK);
         let new = kept | ABANDONED | (out as u64 * COUNT_ONE);
-        crate::sync::window();
+        window();
         // Release: the owner's writes to the span happen before the freer
         // that reclaims it resets it. Acquire: if this reclaims, the freers'
         // writes to the slots happen before the frame is reused.
@@ -293,6 +310,15 @@ pub(crate) fn abandon(span: &Span, used: u32) -> bool {
             Err(seen) => word = seen,
         }
     }
+}
+
+/// In a child process just forked: a thread that was notifying the span's
+/// owner does not exist here, so nobody will clear NOTIFYING; clear it.
+/// Returns whether the span belongs in its owner's mailbox (its mailbox
+/// push may or may not have happened).
+pub(crate) fn forget_notifier_after_fork(span: &Span) -> bool {
+    let word = span.remote.fetch_and(!NOTIFYING, Ordering::Relaxed);
+    word & IN_MAILBOX != 0
 }
 
 /// Slots out of the span as the remote word and `used` count them, for

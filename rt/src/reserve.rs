@@ -1,20 +1,17 @@
 //! Refills: a batch reserves a run of slots from one span of this thread's
 //! heap in one call, and gives back what it did not use when it ends.
 
-use crate::class::CLASSES;
-use crate::hardening;
-use crate::heap::{
-    self, count_given_back, count_reserve, drain_mailbox, merge_remote, move_to, push_front,
-    HeapLocal, HeapRecord,
-};
+use crate::class;
+use crate::heap::{self, after_remote_push, drain_mailbox, merge_remote, move_to, push_front};
+use crate::link::{self, read_link, tail_of, write_link};
+use crate::record::{count_given_back, count_reserve};
 use crate::region::{self, frame_base};
 use crate::remote::{self, Take};
-use crate::span::{
-    owner_heap, read_link, write_link, Span, SpanLocal, NIL, QUEUE_AVAIL, QUEUE_FULL,
-};
-use core::sync::atomic::AtomicBool;
-
 use crate::sync::Ordering;
+use crate::types::{
+    linked_frame, owner_heap, HeapLocal, HeapRecord, Span, SpanLocal, NIL, NO_HEAP, QUEUE_AVAIL,
+    QUEUE_FULL,
+};
 
 /// Slots reserved from one span: a list of recycled slots followed by a
 /// contiguous run of fresh ones. Offsets are bytes from the frame's start.
@@ -31,15 +28,29 @@ pub(crate) struct Reservation {
     pub len: u32,
 }
 
-/// Take exactly what a refill asks for, never the rest of the span: the
-/// alternative the policy study measures the default against.
-static EXACT_REFILLS: AtomicBool = AtomicBool::new(false);
+/// The allocation-policy study's switch (docs/policy.md): take exactly what
+/// a refill asks for, never the rest of the span. Compiled only with the
+/// `policy-study` feature, so that the production refill reads no switch.
+#[cfg(feature = "policy-study")]
+static EXACT_REFILLS: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
 /// Makes refills take exactly what they ask for (`true`) or, as by default,
 /// the rest of the span when less than twice the request would remain. For
-/// the policy measurements; not part of the stable API.
+/// the policy measurements (the `policy-study` feature); not part of the
+/// stable API.
+#[cfg(feature = "policy-study")]
 pub fn set_exact_refills(exact: bool) {
     EXACT_REFILLS.store(exact, Ordering::Relaxed);
+}
+
+/// Whether refills take exactly what they ask for: never, outside the
+/// policy study.
+#[inline(always)]
+fn exact_refills() -> bool {
+    #[cfg(feature = "policy-study")]
+    return EXACT_REFILLS.load(Ordering::Relaxed);
+    #[cfg(not(feature = "policy-study"))]
+    false
 }
 
 /// Reserves at least one and up to about `want` slots of `class` from this
@@ -64,17 +75,17 @@ pub(crate) fn reserve(class: u8, want: u32, known: bool) -> Option<Reservation> 
 #[inline(always)]
 fn reserve_fresh_run(class: u8, want: u32) -> Option<Reservation> {
     let heap = heap::current();
-    if heap == heap::NO_HEAP {
+    if heap == NO_HEAP {
         return None;
     }
     // SAFETY: records are never freed, and this one is this thread's.
     let heap = unsafe { &*heap };
-    if heap.mailbox.load(Ordering::Relaxed) != 0 {
+    if !heap.mailbox.is_empty() {
         return None;
     }
     // SAFETY: this thread owns its heap; reserve is never re-entered.
     let local = unsafe { heap.local() };
-    let frame = local.queues[class as usize].avail.checked_sub(1)?;
+    let frame = linked_frame(local.queues_of(class).avail)?;
     let span = region::span(frame);
     if remote::has_pending(span) {
         return None;
@@ -87,9 +98,10 @@ fn reserve_fresh_run(class: u8, want: u32) -> Option<Reservation> {
     }
     let size = span.slot_size.load(Ordering::Relaxed);
     let bump_start = sl.bump;
+    // No overflow: `want` is under half the fresh slots, which fit the frame.
     sl.bump += want * size;
     sl.fresh -= want;
-    span.add_used(want as i64);
+    span.set_used(span.used() + want);
     count_reserve(heap, want);
     Some(Reservation {
         frame,
@@ -111,9 +123,9 @@ fn reserve_slow(class: u8, want: u32, known: bool) -> Option<Reservation> {
     let local = unsafe { heap.local() };
     drain_mailbox(heap, local);
     loop {
-        let frame = match local.queues[class as usize].avail {
-            0 => new_span(heap, local, class)?,
-            next => next - 1,
+        let frame = match linked_frame(local.queues_of(class).avail) {
+            None => new_span(heap, local, class)?,
+            Some(frame) => frame,
         };
         let span = region::span(frame);
         if remote::has_pending(span) {
@@ -165,7 +177,7 @@ fn take_slots(
     let mut need = want.max(1);
     if sl.free_head != NIL {
         let base = frame_base(frame);
-        let key = hardening::key(span);
+        let key = link::key(span);
         let head = sl.free_head;
         let mut taken = 1;
         // SAFETY: free slots of this span hold links written by this thread
@@ -184,7 +196,7 @@ fn take_slots(
     let mut fresh = 0;
     if need > 0 && sl.fresh > 0 {
         let rest_of_span = sl.fresh < need.saturating_mul(2);
-        fresh = if rest_of_span && !known && !EXACT_REFILLS.load(Ordering::Relaxed) {
+        fresh = if rest_of_span && !known && !exact_refills() {
             sl.fresh
         } else {
             need.min(sl.fresh)
@@ -198,7 +210,9 @@ fn take_slots(
     if reservation.len == 0 {
         return None;
     }
-    span.add_used(reservation.len as i64);
+    // No overflow: the reservation's slots were free, so `used` stays at
+    // most the span's slot count.
+    span.set_used(span.used() + reservation.len);
     Some(reservation)
 }
 
@@ -217,18 +231,10 @@ fn park_full(local: &mut HeapLocal, frame: u32, span: &Span) {
 fn new_span(heap: &HeapRecord, local: &mut HeapLocal, class: u8) -> Option<u32> {
     let frame = region::acquire_frame()?;
     let span = region::span(frame);
-    let shape = CLASSES[class as usize];
-    span.slot_size.store(shape.size, Ordering::Relaxed);
-    span.link_key.store(hardening::new_key(), Ordering::Relaxed);
-    span.used.store(0, Ordering::Relaxed);
-    span.remote.store(0, Ordering::Relaxed);
-    span.owner.store(
-        heap as *const HeapRecord as *mut HeapRecord,
-        Ordering::Relaxed,
-    );
+    let shape = class::shape(class);
+    let owner = heap as *const HeapRecord as *mut HeapRecord;
     // SAFETY: a frame just taken from the region is held by this thread alone.
-    let sl = unsafe { span.local() };
-    *sl = SpanLocal::fresh(class, shape.slots, sl.resident);
+    unsafe { span.assign(owner, class, shape.size, shape.slots, link::new_key()) };
     // SAFETY: this thread owns the new span, which is on no queue.
     unsafe { push_front(local, frame, QUEUE_AVAIL) };
     region::note_assigned(shape.span_bytes());
@@ -253,10 +259,13 @@ pub(crate) unsafe fn give_back(unused: Reservation) {
         let heap = unsafe { &*heap };
         // SAFETY: forwarded contract; this thread owns the span.
         unsafe { give_back_local(frame, span, unused, size) };
-        span.add_used(-(unused.len as i64));
+        let Some(used) = span.used().checked_sub(unused.len) else {
+            crate::fatal::fatal("batch-alloc: more slots given back than were reserved");
+        };
+        span.set_used(used);
         // SAFETY: as above, for the span's state.
         let sl = unsafe { span.local() };
-        if sl.queue == QUEUE_FULL || span.used.load(Ordering::Relaxed) == 0 {
+        if sl.queue == QUEUE_FULL || span.used() == 0 {
             heap::after_local_free(heap, frame, span);
         }
     } else {
@@ -269,15 +278,12 @@ pub(crate) unsafe fn give_back(unused: Reservation) {
 /// - As for [`give_back`], and this thread owns the span.
 unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u32) {
     let base = frame_base(frame);
-    let key = hardening::key(span);
+    let key = link::key(span);
     // SAFETY: this thread owns the span; no other local reference is live.
     let sl = unsafe { span.local() };
     if unused.list_len > 0 {
-        let mut tail = unused.list_head;
-        for _ in 1..unused.list_len {
-            // SAFETY: the list's slots are linked as reserved.
-            tail = unsafe { read_link(base.wrapping_add(tail as usize), key) };
-        }
+        // SAFETY: the list's slots are linked as reserved.
+        let tail = unsafe { tail_of(base, unused.list_head, unused.list_len, key) };
         // SAFETY: the tail is an unused slot of the reservation.
         unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
         sl.free_head = unused.list_head;
@@ -306,7 +312,7 @@ unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u3
 /// - As for [`give_back`].
 unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u32) {
     let base = frame_base(frame);
-    let key = hardening::key(span);
+    let key = link::key(span);
     let mut last = None;
     let mut offset = unused.bump_start;
     while offset < unused.bump_end {
@@ -322,12 +328,8 @@ unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u
             // SAFETY: as above.
             unsafe { write_link(base.wrapping_add(previous as usize), unused.list_head, key) };
         }
-        let mut tail = unused.list_head;
-        for _ in 1..unused.list_len {
-            // SAFETY: the list's slots are linked as reserved.
-            tail = unsafe { read_link(base.wrapping_add(tail as usize), key) };
-        }
-        last = Some(tail);
+        // SAFETY: the list's slots are linked as reserved.
+        last = Some(unsafe { tail_of(base, unused.list_head, unused.list_len, key) });
     }
     let first = if unused.bump_end > unused.bump_start {
         unused.bump_start
@@ -341,13 +343,13 @@ unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u
     let link_last = |next| unsafe { write_link(last, next, key) };
     // SAFETY: forwarded contract.
     let pushed = unsafe { remote::push_chain(span, first, unused.len, link_last) };
-    crate::free::after_remote_push(pushed, frame, span);
+    after_remote_push(pushed, frame, span);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::class::{class_of, NUM_CLASSES};
+    use crate::class::{class_of, CLASSES, NUM_CLASSES};
     use crate::region::locate;
 
     type Slot64 = [u64; 8];
@@ -370,7 +372,7 @@ mod tests {
     /// a batch does when it hands a slot out.
     fn free_slot(p: *mut u8) {
         // SAFETY: `p` is a slot of a reservation this test took.
-        unsafe { crate::hardening::on_handout(p) };
+        unsafe { crate::link::on_handout(p) };
         // SAFETY: `p` is a slot of a reservation this test took and handed
         // out to itself once; the test's global allocator is `BatchAlloc`.
         unsafe { std::alloc::dealloc(p, std::alloc::Layout::new::<Slot64>()) }

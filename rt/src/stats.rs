@@ -8,8 +8,9 @@ use crate::remote::slots_out;
 ///
 /// A batch's reserved slots count as handed out and live until the batch
 /// gives back the ones it did not use (when it is refilled or dropped); with
-/// other threads quiet and their batches dropped, every field is exact. Gathering it walks every span and every heap: call
-/// it for diagnostics and tests, not in a hot loop.
+/// other threads quiet and their batches dropped, every field is exact.
+/// Gathering it walks every span and every heap: call it for diagnostics
+/// and tests, not in a hot loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
@@ -31,7 +32,7 @@ pub struct Stats {
 pub fn stats() -> Stats {
     let [batched_boxes, reserve_calls] = counter_totals();
     let mut out_of_spans: u64 = 0;
-    for frame in 0..region::frames_in_use() {
+    for frame in 0..region::frames_touched() {
         out_of_spans += slots_out(region::span(frame)) as u64;
     }
     Stats {

@@ -1,0 +1,154 @@
+//! Free-list links, and the checks the `hardened` feature adds to them.
+//!
+//! A free slot holds, in its first four bytes, the offset in its frame of
+//! the next free slot (or [`NIL`]). Every list of the runtime (a span's own
+//! free list, its remote list, a batch's recycled slots) is linked this way.
+//!
+//! Without the `hardened` feature every key is 0 and every check compiles
+//! away. With it:
+//! - Links are stored XORed with a random per-span key, so that a heap
+//!   overflow cannot forge one; a decoded link that points outside a frame
+//!   aborts.
+//! - A free marks the slot's second word with a canary derived from the key,
+//!   and a handed-out slot has it cleared. Freeing a slot that carries the
+//!   canary is a double free, and aborts. (A live object whose bytes 4..8
+//!   happen to equal the canary would be taken for one: a chance of 2^-32
+//!   per free, for data that does not know the random key.)
+//! - A free of a pointer that is not the start of a slot aborts.
+//!
+//! Every abort writes the reason to stderr without allocating.
+
+use crate::config::FRAME_SIZE;
+use crate::fatal::fatal;
+use crate::sync::Ordering;
+use crate::types::{Span, NIL};
+
+/// Whether the `hardened` feature is on.
+pub(crate) const HARDENED: bool = cfg!(feature = "hardened");
+
+const CANARY: u32 = 0x5EED_F4EE;
+
+/// Where in a slot the freed mark goes: the second word, so that it does not
+/// overlap the link.
+pub(crate) const MARK_OFFSET: usize = 4;
+
+/// The key `span`'s links are encoded with.
+#[inline(always)]
+pub(crate) fn key(span: &Span) -> u32 {
+    if HARDENED {
+        span.link_key.load(Ordering::Relaxed)
+    } else {
+        0
+    }
+}
+
+/// A fresh key for a span being assigned: a hash of a per-process seed (the
+/// address of a static, which address-space layout randomisation moves, and
+/// the CPU's time-stamp counter where there is one) and a counter, so keys
+/// differ between spans and between runs. Calls nothing that allocates or
+/// unwinds.
+pub(crate) fn new_key() -> u32 {
+    use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    if !HARDENED {
+        return 0;
+    }
+    let n = COUNTER.fetch_add(1, Relaxed);
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: RDTSC has no preconditions on x86-64.
+    let clock = unsafe { core::arch::x86_64::_rdtsc() };
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let clock = 0u64;
+    let seed = clock ^ (&COUNTER as *const AtomicU64).addr() as u64;
+    let mut x = seed.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (x ^ (x >> 31)) as u32
+}
+
+/// Reads the link stored in the first bytes of a free slot.
+///
+/// # Safety
+/// - `slot` points to a free slot, at least 4-byte aligned, whose link was
+///   written by [`write_link`] with the same key and is visible to this
+///   thread.
+#[inline(always)]
+pub(crate) unsafe fn read_link(slot: *const u8, key: u32) -> u32 {
+    // SAFETY: the caller's contract.
+    let next = unsafe { slot.cast::<u32>().read() } ^ key;
+    if HARDENED && next != NIL && next as usize >= FRAME_SIZE {
+        fatal("batch-alloc: corrupted free list (a slot was written after it was freed?)");
+    }
+    next
+}
+
+/// Writes a link (the offset of the next free slot) into a free slot.
+///
+/// # Safety
+/// - `slot` points to a slot nobody else reads or writes now, at least
+///   4-byte aligned, with provenance over the link's four bytes.
+#[inline(always)]
+pub(crate) unsafe fn write_link(slot: *mut u8, next: u32, key: u32) {
+    // SAFETY: the caller's contract.
+    unsafe { slot.cast::<u32>().write(next ^ key) }
+}
+
+/// The last slot of a list of `n` slots starting at `head`, all in the frame
+/// at `base` (with provenance over it).
+///
+/// # Safety
+/// - The list's slots are free slots of that frame, linked with `key`, whose
+///   links are visible to this thread, and `n` is at least 1 and at most
+///   the list's length.
+#[inline]
+pub(crate) unsafe fn tail_of(base: *mut u8, head: u32, n: u32, key: u32) -> u32 {
+    let mut tail = head;
+    for _ in 1..n {
+        // SAFETY: the caller's contract.
+        tail = unsafe { read_link(base.wrapping_add(tail as usize), key) };
+    }
+    tail
+}
+
+/// Aborts unless `offset` (from the frame's start) starts a slot of an
+/// assigned span.
+#[inline(always)]
+pub(crate) fn check_slot_start(span: &Span, offset: u32) {
+    let size = span.slot_size.load(Ordering::Relaxed);
+    if size == 0 || offset % size != 0 {
+        fatal("batch-alloc: freed pointer is not the start of a slot");
+    }
+}
+
+/// Whether frees check that a pointer starts a slot: in hardened builds, and
+/// in debug builds of the runtime.
+pub(crate) const CHECK_SLOT_STARTS: bool = HARDENED || cfg!(debug_assertions);
+
+/// The mark a freed slot of `span` carries.
+#[inline(always)]
+pub(crate) fn freed_mark(span: &Span) -> u32 {
+    CANARY ^ key(span)
+}
+
+/// Aborts: the slot being freed already carries the freed mark.
+#[cold]
+pub(crate) fn double_free() -> ! {
+    fatal("batch-alloc: double free")
+}
+
+/// Clears the freed mark of a slot being handed out.
+///
+/// # Safety
+/// - `slot` is a slot of at least 8 bytes reserved to the caller, with
+///   provenance over it.
+#[inline(always)]
+pub(crate) unsafe fn on_handout(slot: *mut u8) {
+    if HARDENED {
+        // SAFETY: the caller's contract.
+        unsafe {
+            slot.wrapping_add(MARK_OFFSET)
+                .cast::<u32>()
+                .write_unaligned(0)
+        };
+    }
+}

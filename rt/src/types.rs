@@ -1,0 +1,386 @@
+//! The runtime's shared structures, in one place, the way mimalloc keeps its
+//! types in `types.h`: a span's metadata, a heap record, and the constants
+//! they are read with. Behaviour lives in the layers above; this module
+//! only says what the fields hold and which thread may touch them.
+//!
+//! Counting equation, for a span assigned to a heap:
+//!
+//! ```text
+//! slots == used + length of the free list + fresh
+//! used  == slots in batch runs + slots in user boxes (including those freed
+//!          by other threads and still on the remote list)
+//! ```
+//!
+//! Once a span is abandoned, its remote word counts the slots still out
+//! instead (see `remote.rs`), and `used` is no longer read.
+
+use core::cell::UnsafeCell;
+#[cfg(not(loom))]
+use core::mem::offset_of;
+use core::ptr;
+
+use crate::class::NUM_CLASSES;
+use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, IndexStack, Ordering};
+
+/// The end of a free list.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// The link to frame `frame` in a list of frames (class queues, the
+/// mailbox, the pool): its index + 1, so that 0 ends a list. Frame indices
+/// stay below 2^19 (a 32 GiB region of 64 KiB frames), so this never wraps.
+#[inline(always)]
+pub(crate) fn link_to(frame: u32) -> u32 {
+    frame.wrapping_add(1)
+}
+
+/// The frame a list link names, or `None` at the end of the list.
+#[inline(always)]
+pub(crate) fn linked_frame(link: u32) -> Option<u32> {
+    link.checked_sub(1)
+}
+
+/// Which of its heap's class queues a span is on.
+pub(crate) const QUEUE_NONE: u8 = 0;
+/// Has slots to reserve (or is empty and kept for reuse).
+pub(crate) const QUEUE_AVAIL: u8 = 1;
+/// Every slot is out; armed so that a remote free tells the owner.
+pub(crate) const QUEUE_FULL: u8 = 2;
+
+/// The metadata of one frame, on three cache lines: the one other threads
+/// write (remote frees and notifications), the one every free reads and
+/// that changes only when the span changes hands or queues, and the one
+/// only the owner writes, so that a remote free does not take the owner's
+/// line away from it. A fourth, unused, makes the size a power of two, so
+/// that finding a frame's metadata is a shift (the array is virtual memory,
+/// committed 16 KiB per 4 MiB of frames). All-zero bytes are a valid
+/// unassigned span: the array comes from zero-filled memory.
+#[repr(C, align(64))]
+pub(crate) struct Span {
+    // ---- written by other threads ----
+    /// The cross-thread free list and the span's state flags, one word so
+    /// that a push and a state change are one compare-and-swap. See
+    /// `remote.rs`.
+    pub remote: AtomicU64,
+    /// Link in a heap's mailbox: frame index + 1, or 0. Written by the
+    /// thread that notifies the owner.
+    pub mail_next: AtomicU32,
+    _remote_line: [u8; 64 - 12],
+
+    // ---- read by every free; written when the span changes hands ----
+    /// The heap that owns the span, with the low bit set while the span is
+    /// on the heap's full queue (see [`owner_word`]); null while pooled or
+    /// abandoned. `dealloc` compares it with the current heap to pick the
+    /// owner-local path.
+    pub owner: AtomicPtr<HeapRecord>,
+    /// Bytes per slot; 0 while the span is unassigned. Fixed while any slot
+    /// is out, so `realloc` may read it from any thread.
+    pub slot_size: AtomicU32,
+    /// The key free-list links are encoded with (0, no encoding, unless the
+    /// `hardened` feature is on). Set before any slot is handed out.
+    pub link_key: AtomicU32,
+    /// Link in the shared pool of empty frames: frame index + 1, or 0.
+    pub pool_next: AtomicU32,
+    _fixed_line: [u8; 64 - 8 - 12],
+
+    // ---- written by the owner only ----
+    /// Slots out of the span (see the counting equation). Written only by
+    /// the owner, with a plain load and store; atomic so that `stats()` may
+    /// read it from any thread.
+    pub used: AtomicU32,
+    /// State only the owner touches (or the single thread that holds the
+    /// span while it is unowned: the one that pools or reclaims it).
+    local: UnsafeCell<SpanLocal>,
+    _owner_line: [u8; 64 - 4 - size_of::<SpanLocal>()],
+    _unused_line: [u8; 64],
+}
+
+#[cfg(not(loom))]
+const _: () = {
+    assert!(offset_of!(Span, owner) == 64);
+    assert!(offset_of!(Span, used) == 128);
+    assert!(size_of::<Span>() == 256);
+};
+
+// SAFETY: the shared fields are atomics; `local` is touched by one thread at a
+// time, handed over through the pool's and the remote word's
+// release/acquire operations.
+unsafe impl Sync for Span {}
+
+/// A span's owner-only state. Offsets are bytes from the frame's start.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SpanLocal {
+    /// Size class of the slots.
+    pub class: u8,
+    /// `QUEUE_*`: which class queue of the owner holds the span.
+    pub queue: u8,
+    /// Whether the frame's memory is resident while it sits in the pool.
+    pub resident: bool,
+    /// Slots in the span.
+    pub slots: u32,
+    /// Start of the first slot never handed out since the span was last empty.
+    pub bump: u32,
+    /// Slots from `bump` to the end of the span.
+    pub fresh: u32,
+    /// First slot of the owner's free list, or [`NIL`].
+    pub free_head: u32,
+    /// Neighbours in the class queue: frame index + 1, or 0.
+    pub prev: u32,
+    pub next: u32,
+}
+
+impl Span {
+    /// A span outside the region, for the loom models: `used` slots of
+    /// `slot_size` bytes out, owned by `owner`.
+    #[cfg(loom)]
+    pub(crate) fn for_model(owner: *mut HeapRecord, slot_size: u32, used: u32) -> Span {
+        Span {
+            remote: AtomicU64::new(0),
+            mail_next: AtomicU32::new(0),
+            _remote_line: [0; 52],
+            owner: AtomicPtr::new(owner),
+            slot_size: AtomicU32::new(slot_size),
+            link_key: AtomicU32::new(0),
+            pool_next: AtomicU32::new(0),
+            _fixed_line: [0; 44],
+            used: AtomicU32::new(used),
+            local: UnsafeCell::new(SpanLocal::default()),
+            _owner_line: [0; 64 - 4 - size_of::<SpanLocal>()],
+            _unused_line: [0; 64],
+        }
+    }
+
+    /// The owner-only state.
+    ///
+    /// # Safety
+    /// - The caller is the span's owner thread, or holds the span while it is
+    ///   unowned (pooling or reclaiming it).
+    /// - No other reference returned by this method for this span is live.
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    pub(crate) unsafe fn local(&self) -> &mut SpanLocal {
+        // SAFETY: exclusive access is the caller's contract.
+        unsafe { &mut *self.local.get() }
+    }
+
+    /// Slots out, for the owner.
+    #[inline(always)]
+    pub(crate) fn used(&self) -> u32 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Sets the slots out. Owner only: a plain store, no read-modify-write
+    /// instruction.
+    #[inline(always)]
+    pub(crate) fn set_used(&self, used: u32) {
+        self.used.store(used, Ordering::Relaxed);
+    }
+
+    /// Hands a span that was just taken from the pool or the region to
+    /// `owner` as a span of `class`: `slots` slots of `slot_size` bytes,
+    /// none out, links encoded with `link_key`.
+    ///
+    /// # Safety
+    /// - The caller holds the span alone (it was just taken from the pool or
+    ///   the region).
+    pub(crate) unsafe fn assign(
+        &self,
+        owner: *mut HeapRecord,
+        class: u8,
+        slot_size: u32,
+        slots: u32,
+        link_key: u32,
+    ) {
+        self.slot_size.store(slot_size, Ordering::Relaxed);
+        self.link_key.store(link_key, Ordering::Relaxed);
+        self.used.store(0, Ordering::Relaxed);
+        self.remote.store(0, Ordering::Relaxed);
+        self.owner.store(owner, Ordering::Relaxed);
+        // SAFETY: the caller holds the span alone.
+        let local = unsafe { self.local() };
+        *local = SpanLocal::fresh(class, slots, local.resident);
+    }
+
+    /// Returns a span to the unassigned state before its frame goes back to
+    /// the pool, recording whether the frame's memory is still resident.
+    ///
+    /// # Safety
+    /// - The caller holds the span alone: no slot is out and no other thread
+    ///   will touch its remote word again.
+    pub(crate) unsafe fn reset(&self, resident: bool) {
+        self.owner.store(ptr::null_mut(), Ordering::Relaxed);
+        self.used.store(0, Ordering::Relaxed);
+        self.slot_size.store(0, Ordering::Relaxed);
+        self.remote.store(0, Ordering::Relaxed);
+        // SAFETY: the caller holds the span alone.
+        unsafe {
+            *self.local() = SpanLocal {
+                resident,
+                ..SpanLocal::default()
+            };
+        }
+    }
+}
+
+/// The owner word of a span of `heap`: the heap's address, with the low bit
+/// set when the span is on the full queue. The owner-local free path
+/// compares the word with the current heap, so a free into a full span,
+/// which must move it back to the avail queue, falls to the slow path
+/// without a test of its own.
+#[inline(always)]
+pub(crate) fn owner_word(heap: *mut HeapRecord, full: bool) -> *mut HeapRecord {
+    heap.map_addr(|a| a | full as usize)
+}
+
+/// The heap an owner word names.
+#[inline(always)]
+pub(crate) fn owner_heap(word: *mut HeapRecord) -> *mut HeapRecord {
+    word.map_addr(|a| a & !1)
+}
+
+impl SpanLocal {
+    /// The state of a span just assigned to a class, or emptied: no free
+    /// list, every slot fresh.
+    pub(crate) fn fresh(class: u8, slots: u32, resident: bool) -> SpanLocal {
+        SpanLocal {
+            class,
+            resident,
+            slots,
+            fresh: slots,
+            free_head: NIL,
+            ..SpanLocal::default()
+        }
+    }
+
+    /// Every slot free again: forget the free list and start over with one
+    /// contiguous run.
+    pub(crate) fn restart(&mut self) {
+        self.bump = 0;
+        self.fresh = self.slots;
+        self.free_head = NIL;
+    }
+
+    /// Nothing left to reserve.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.free_head == NIL && self.fresh == 0
+    }
+}
+
+/// What [`crate::heap::current`] returns on a thread with no heap: never a
+/// span's owner (an owner is a real record, or null).
+pub(crate) const NO_HEAP: *mut HeapRecord = ptr::dangling_mut();
+
+/// Cumulative counters of one heap. Each is written by its heap's thread
+/// alone, with a plain load and store (no read-modify-write instruction),
+/// and read by `stats()` from anywhere. Sums over all heaps are taken with
+/// wrapping arithmetic, so one thread may subtract what another added.
+#[derive(Default)]
+pub(crate) struct Counters {
+    /// Slots reserved to batches, less the ones given back unused.
+    pub batched_boxes: core::sync::atomic::AtomicU64,
+    /// Refills served.
+    pub reserve_calls: core::sync::atomic::AtomicU64,
+}
+
+impl Counters {
+    /// Adds `by` (wrapping) to a counter of this thread's heap.
+    #[inline]
+    pub(crate) fn add(counter: &core::sync::atomic::AtomicU64, by: u64) {
+        counter.store(
+            counter.load(Ordering::Relaxed).wrapping_add(by),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// `[batched_boxes, reserve_calls]`.
+    pub(crate) fn read(&self) -> [u64; 2] {
+        [
+            self.batched_boxes.load(Ordering::Relaxed),
+            self.reserve_calls.load(Ordering::Relaxed),
+        ]
+    }
+}
+
+/// The two queues of spans of one class in a heap: intrusive doubly linked
+/// lists through `SpanLocal::{prev, next}`, holding frame index + 1.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct ClassQueues {
+    pub avail: u32,
+    pub full: u32,
+}
+
+/// A heap's owner-only state.
+///
+/// Invariant: an empty span on an avail queue is that queue's head. A loop
+/// that allocates and frees stays on one span, and a heap holds at most one
+/// empty span per class; the others go back to the pool as they empty.
+pub(crate) struct HeapLocal {
+    pub queues: [ClassQueues; NUM_CLASSES],
+}
+
+impl HeapLocal {
+    /// The queues of class `class`; a class out of the table means
+    /// corrupted metadata, and aborts.
+    #[inline(always)]
+    pub(crate) fn queues_of(&mut self, class: u8) -> &mut ClassQueues {
+        match self.queues.get_mut(class as usize) {
+            Some(queues) => queues,
+            None => crate::fatal::fatal("batch-alloc: corrupted size class"),
+        }
+    }
+}
+
+/// A heap, as other threads and `stats()` see it. Made once, in the
+/// region's own memory, and never freed (see `record.rs`). The mailbox,
+/// which other threads push to, has a cache line of its own.
+#[repr(C, align(64))]
+pub(crate) struct HeapRecord {
+    /// Stack of spans that remote frees took off the full queue, linked
+    /// through `Span::mail_next`.
+    pub mailbox: IndexStack<AtomicU64>,
+    _mailbox_line: [u8; 64 - 8],
+    /// Next record in the registry; set before the record is published.
+    pub next: core::sync::atomic::AtomicPtr<HeapRecord>,
+    /// Claimed by a live thread.
+    pub in_use: core::sync::atomic::AtomicBool,
+    pub counters: Counters,
+    local: UnsafeCell<HeapLocal>,
+}
+
+// SAFETY: shared fields are atomics; `local` is touched only by the thread
+// that claimed the record (handed over by `in_use`'s release and acquire).
+unsafe impl Sync for HeapRecord {}
+
+impl HeapRecord {
+    /// A record with empty queues and counters.
+    pub(crate) fn new(in_use: bool) -> HeapRecord {
+        HeapRecord {
+            mailbox: IndexStack::over(AtomicU64::new(0)),
+            _mailbox_line: [0; 56],
+            next: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
+            in_use: core::sync::atomic::AtomicBool::new(in_use),
+            counters: Counters::default(),
+            local: UnsafeCell::new(HeapLocal {
+                queues: [ClassQueues::default(); NUM_CLASSES],
+            }),
+        }
+    }
+
+    /// The owner-only state.
+    ///
+    /// # Safety
+    /// - The caller is the thread that claimed this record.
+    /// - No other reference returned by this method is live.
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    pub(crate) unsafe fn local(&self) -> &mut HeapLocal {
+        // SAFETY: exclusive access is the caller's contract.
+        unsafe { &mut *self.local.get() }
+    }
+
+    /// Hands the record back for the next thread that starts a heap.
+    /// Release: that thread sees the record clean, and sees every span of
+    /// this heap disowned.
+    pub(crate) fn hand_back(&self) {
+        self.in_use.store(false, Ordering::Release);
+    }
+}
