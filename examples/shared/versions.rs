@@ -61,10 +61,10 @@ pub fn alternate<const PHASES: usize, E>(
         };
         let mut line = format!("run {}/{reps}:", rep + 1);
         for variant in order {
-            let before = stats().batched_boxes;
+            let before = stats().batched_boxes + stats().scoped_allocations;
             let Run { times, boxes } = run(variant)?;
             let version = &mut versions[variant as usize];
-            version.from_batches = stats().batched_boxes - before;
+            version.from_batches = stats().batched_boxes + stats().scoped_allocations - before;
             version.boxes = boxes;
             version.times.push(times);
             let times: Vec<String> = times.into_iter().map(millis).collect();

@@ -1,5 +1,6 @@
-//! The code the attribute generates: batch declarations around a loop nest,
-//! and the call that replaces each `Box::new`.
+//! The code the attribute generates in `boxes` mode: batch declarations
+//! around a loop nest, and the call that replaces each `Box::new`; and the
+//! pieces both modes use (names, paths, blocks).
 //!
 //! Everything generated names `::batch_alloc::__private::...` and nothing
 //! else, so user imports and shadowed prelude names cannot change what it
@@ -38,9 +39,17 @@ pub(crate) struct Site {
 #[derive(Debug, Default)]
 pub(crate) struct Names {
     batches: usize,
+    scopes: usize,
 }
 
 impl Names {
+    /// A fresh scope-guard name, unique within the function.
+    pub(crate) fn scope(&mut self) -> Ident {
+        let ident = format_ident!("__scope{}", self.scopes, span = Span::mixed_site());
+        self.scopes += 1;
+        ident
+    }
+
     /// A fresh batch name. Names are unique within a function (not only
     /// within a loop nest) so that an expanded body reads unambiguously.
     pub(crate) fn batch(&mut self) -> Ident {
@@ -179,7 +188,7 @@ fn declarations(sites: &[Site], trip: &TokenStream) -> Vec<Stmt> {
         .collect()
 }
 
-fn block(attrs: Vec<Attribute>, stmts: Vec<Stmt>) -> Expr {
+pub(crate) fn block(attrs: Vec<Attribute>, stmts: Vec<Stmt>) -> Expr {
     Expr::Block(ExprBlock {
         attrs,
         label: None,
@@ -192,7 +201,7 @@ fn block(attrs: Vec<Attribute>, stmts: Vec<Stmt>) -> Expr {
 
 /// Moves a loop's outer attributes (lint levels, in practice) to the block
 /// that replaces it, so that they still cover all of it.
-fn take_attrs(looped: &mut Expr) -> Vec<Attribute> {
+pub(crate) fn take_attrs(looped: &mut Expr) -> Vec<Attribute> {
     match looped {
         Expr::ForLoop(e) => std::mem::take(&mut e.attrs),
         Expr::While(e) => std::mem::take(&mut e.attrs),
@@ -202,7 +211,7 @@ fn take_attrs(looped: &mut Expr) -> Vec<Attribute> {
 }
 
 /// `::batch_alloc::__private::#name`
-fn private_path(name: &str) -> Path {
+pub(crate) fn private_path(name: &str) -> Path {
     let span = Span::mixed_site();
     let mut segments = Punctuated::new();
     for segment in ["batch_alloc", "__private", name] {

@@ -5,9 +5,10 @@ use quote::ToTokens;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Error, ImplItem, Item, Result, Signature, TraitItemFn};
 
-use crate::args::Args;
+use crate::args::{Args, Mode};
 use crate::emit::Names;
-use crate::loops::Scope;
+use crate::nests::Nests;
+use crate::scoped::Body;
 
 /// Input:  the attribute's arguments and the item it is on.
 /// Output: the item with every loop nest of every function body rewritten.
@@ -19,13 +20,13 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
     let item = syn::parse2::<Item>(item.clone())
         .map_err(|_| not_a_function(item))
         .and_then(supported);
-    let (Args {}, mut item) = both(args, item)?;
+    let (Args { mode }, mut item) = both(args, item)?;
     match &mut item {
-        Item::Fn(function) => rewrite_fn(&function.sig, &mut function.block),
+        Item::Fn(function) => rewrite_fn(mode, &function.sig, &mut function.block),
         Item::Impl(block) => {
             for member in &mut block.items {
                 if let ImplItem::Fn(method) = member {
-                    rewrite_fn(&method.sig, &mut method.block);
+                    rewrite_fn(mode, &method.sig, &mut method.block);
                 }
             }
         }
@@ -42,13 +43,17 @@ fn supported(item: Item) -> Result<Item> {
     }
 }
 
-/// Rewrites the loops of one function body.
-fn rewrite_fn(sig: &Signature, body: &mut Block) {
+/// Rewrites one function body.
+fn rewrite_fn(mode: Mode, sig: &Signature, body: &mut Block) {
     if sig.constness.is_some() {
         // A `const fn` cannot call `Box::new`: nothing to batch.
         return;
     }
-    Scope::new(&mut Names::default()).visit_block_mut(body);
+    let mut names = Names::default();
+    match mode {
+        Mode::Scoped => Body::new(&mut names).visit_block_mut(body),
+        Mode::Boxes => Nests::new(&mut names).visit_block_mut(body),
+    }
 }
 
 /// Both results, or every error among them.

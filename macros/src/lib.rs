@@ -12,7 +12,8 @@ mod args;
 mod box_new;
 mod emit;
 mod expand;
-mod loops;
+mod nests;
+mod scoped;
 mod sites;
 
 use proc_macro::TokenStream;

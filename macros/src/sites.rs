@@ -16,7 +16,7 @@ use syn::{Expr, ExprConst, Item, Macro, Pat, Type};
 
 use crate::box_new::is_box_new;
 use crate::emit::{self, Hint, Names, Site};
-use crate::loops::Scope;
+use crate::nests::Nests;
 
 /// Rewrites the calls of one nest and records a [`Site`] for each.
 pub(crate) struct Sites<'a> {
@@ -80,8 +80,8 @@ impl VisitMut for Sites<'_> {
             // A closure or an `async` block may run after the loop, or never:
             // its own calls stay `Box::new`, and its own loops are nests of
             // their own.
-            Expr::Closure(closure) => Scope::new(self.names).visit_expr_closure_mut(closure),
-            Expr::Async(block) => Scope::new(self.names).visit_expr_async_mut(block),
+            Expr::Closure(closure) => Nests::new(self.names).visit_expr_closure_mut(closure),
+            Expr::Async(block) => Nests::new(self.names).visit_expr_async_mut(block),
             _ => visit_mut::visit_expr_mut(self, expr),
         }
     }

@@ -8,9 +8,12 @@ use crate::class::{self, class_of, stride_of, NO_CLASS};
 use crate::config::{FIRST_REFILL, TINY_LOOP};
 use crate::global::is_active;
 use crate::growth::{default_growth_code, Growth};
+use crate::heap;
 use crate::link::{self, read_link};
+use crate::queues::give_back;
 use crate::region::{self, frame_base};
-use crate::reserve::{give_back, reserve, Reservation};
+use crate::reserve::reserve;
+use crate::types::{Reservation, Tally};
 
 /// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
 /// real `Box<T>` that can be moved to any thread, freed at any time, turned
@@ -238,7 +241,7 @@ impl RawBatch {
         let reservation = if class != NO_CLASS && is_active() {
             let known = self.hint > 0;
             let want = self.next_want(class);
-            reserve(class, want, known)
+            reserve(class, want, known, Tally::Batch)
         } else {
             None
         };
@@ -305,7 +308,7 @@ impl RawBatch {
         };
         // SAFETY: the unused slots were never handed out and are still linked
         // as the reservation handed them over.
-        unsafe { give_back(unused) };
+        unsafe { give_back(heap::current(), unused, Tally::Batch) };
         self.list = ptr::null_mut();
         self.recycled_left = 0;
     }
@@ -339,7 +342,7 @@ impl fmt::Debug for RawBatch {
     }
 }
 
-/// Moves `value` into `slot` and boxes it.
+/// Hands out `slot` as a box of `value`.
 ///
 /// # Safety
 /// - `slot` is a slot of `T`'s class (large and aligned enough for `T`),
@@ -348,10 +351,7 @@ impl fmt::Debug for RawBatch {
 unsafe fn boxed<T>(slot: NonNull<u8>, value: T) -> Box<T> {
     // SAFETY: the slot is the caller's and at least 8 bytes long.
     unsafe { link::on_handout(slot.as_ptr()) };
-    let slot = slot.cast::<T>().as_ptr();
-    // SAFETY: the slot fits and aligns `T` and nobody else uses it.
-    unsafe { slot.write(value) };
-    // SAFETY: the slot now holds a `T`, and `BatchAlloc::dealloc` (the
-    // global allocator, or this batch would not have reserved) frees it.
-    unsafe { Box::from_raw(slot) }
+    // SAFETY: as the caller promises, and this batch reserved only because
+    // `BatchAlloc` is the global allocator.
+    unsafe { link::box_in_slot(slot, value) }
 }

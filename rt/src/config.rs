@@ -62,12 +62,20 @@ pub const REGION_BYTES: usize = 1 << 20;
 /// stays constant.
 pub const COMMIT_FRAMES: usize = 64;
 
-/// Empty frames the shared pool keeps resident (32 MiB); frames released
-/// past this are given back to the OS. Large enough that a loop which
-/// builds and drops a structure of tens of megabytes does not fault its
-/// pages in again every time; small enough that dropping a structure of
-/// gigabytes visibly returns nearly all of it.
+/// Empty frames the shared pool keeps resident for good (32 MiB). Frames
+/// released past this stay resident for [`DECAY_MILLIS`] more, in case the
+/// program reuses them (a loop that builds and drops a structure of any size
+/// should not fault its pages in again every time), then go back to the OS.
 pub const POOL_RESIDENT_FRAMES: usize = 512;
+
+/// How long an empty frame past [`POOL_RESIDENT_FRAMES`] stays resident
+/// without being reused before its memory goes back to the OS. The check
+/// runs on the runtime's own frame traffic (no thread of its own), so an
+/// idle program keeps what it had until it allocates again, or until
+/// `trim` is called. mimalloc's purge delay is 10 ms, jemalloc's dirty-page
+/// decay 10 s; a tenth of a second keeps a loop's working set across
+/// iterations and hands back a burst's soon after.
+pub const DECAY_MILLIS: u32 = 100;
 
 /// Slots asked for by the first refill of a batch with no trip-count hint.
 pub const FIRST_REFILL: usize = 8;

@@ -12,8 +12,9 @@
 //! only.
 
 use crate::fatal::fatal;
-use crate::heap::{self, after_remote_push};
+use crate::heap;
 use crate::link::{self, check_slot_start, write_link, CHECK_SLOT_STARTS, HARDENED, MARK_OFFSET};
+use crate::queues::{after_local_free, after_remote_push};
 use crate::region::Located;
 use crate::remote;
 use crate::sync::Ordering;
@@ -64,7 +65,7 @@ fn last_slot_freed(heap: &HeapRecord, frame: u32, span: &Span, used: u32) {
     if used != 0 {
         fatal("batch-alloc: free into a span with no slot out (double free?)");
     }
-    heap::after_local_free(heap, frame, span);
+    after_local_free(heap, frame, span);
 }
 
 /// Every other free: a span on this thread's full queue, another thread's
@@ -163,7 +164,7 @@ unsafe fn free_owned(heap: *mut HeapRecord, span: &Span, slot: Slot) {
     };
     span.set_used(used);
     // SAFETY: records are never freed, and this one is this thread's.
-    heap::after_local_free(unsafe { &*heap }, slot.at.frame(), span);
+    after_local_free(unsafe { &*heap }, slot.at.frame(), span);
 }
 
 /// A slot a box gives up, for the paths that write to it byte by byte.

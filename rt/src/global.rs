@@ -8,11 +8,14 @@ use core::sync::atomic::AtomicU8;
 use std::alloc::System;
 
 use crate::free::free;
+use crate::heap::{self, captures, ScopeState};
 use crate::region::{locate, Located};
+use crate::runs::{alloc_in_scope, bump_captured, class_of_layout};
 use crate::sync::Ordering;
 
-/// A `#[global_allocator]` that frees batch slots back into their spans and
-/// passes everything else to the allocator it wraps, untouched.
+/// A `#[global_allocator]` that serves the allocations of batch scopes from
+/// its spans, frees span slots back into their spans, and passes everything
+/// else to the allocator it wraps, untouched.
 ///
 /// ```
 /// use batch_alloc_rt::BatchAlloc;
@@ -23,11 +26,13 @@ use crate::sync::Ordering;
 /// ```
 ///
 /// Any [`GlobalAlloc`] can be wrapped, for example
-/// `BatchAlloc::new(mimalloc::MiMalloc)`. Allocations never come from spans
-/// through this type: only [`Batch`](crate::Batch) hands out span slots.
-/// `dealloc` and `realloc` recognise a span slot by a range check before they
-/// read any metadata, so ordinary pointers cost one comparison more than the
-/// inner allocator.
+/// `BatchAlloc::new(mimalloc::MiMalloc)`. Outside batch scopes, `alloc`
+/// costs one thread-local read more than the inner allocator, and `dealloc`
+/// and `realloc` recognise a span slot by a range check before they read any
+/// metadata, so ordinary pointers cost one comparison more. While a
+/// capturing scope is open on a thread (see the `Capture` setting), that
+/// thread's allocations the runtime has a size class for come from its
+/// spans instead; everything else still goes to the inner allocator.
 ///
 /// # Wrapping `BatchAlloc` itself
 ///
@@ -71,8 +76,17 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let proof = NoUnwind;
-        // SAFETY: the caller's contract, forwarded.
-        let p = unsafe { self.inner.alloc(layout) };
+        let state = heap::scope_state();
+        let p = if captures(state) {
+            match bump_captured(state, layout) {
+                Some(slot) => slot.as_ptr(),
+                // SAFETY: the caller's contract, forwarded.
+                None => unsafe { self.alloc_captured_slow(state, layout) },
+            }
+        } else {
+            // SAFETY: the caller's contract, forwarded.
+            unsafe { self.inner.alloc(layout) }
+        };
         proof.holds();
         p
     }
@@ -83,8 +97,14 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
         if layout.size() == PROBE.size() && layout.align() == PROBE.align() {
             observe_probe();
         }
-        // SAFETY: the caller's contract, forwarded.
-        let p = unsafe { self.inner.alloc_zeroed(layout) };
+        let state = heap::scope_state();
+        let p = if captures(state) {
+            // SAFETY: the caller's contract, forwarded.
+            unsafe { self.alloc_zeroed_captured(state, layout) }
+        } else {
+            // SAFETY: the caller's contract, forwarded.
+            unsafe { self.inner.alloc_zeroed(layout) }
+        };
         proof.holds();
         p
     }
@@ -117,8 +137,48 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
 }
 
 impl<A: GlobalAlloc> BatchAlloc<A> {
+    /// A capturing scope's allocation that the bump did not serve: a slot
+    /// from a refilled run or of a rare layout's class, else the inner
+    /// allocator's.
+    ///
+    /// # Safety
+    /// - As for [`GlobalAlloc::alloc`], with `state` this thread's open,
+    ///   capturing scope.
+    #[cold]
+    #[inline(never)]
+    unsafe fn alloc_captured_slow(&self, state: ScopeState, layout: Layout) -> *mut u8 {
+        match alloc_in_scope(state, class_of_layout(layout)) {
+            Some(slot) => slot.as_ptr(),
+            // SAFETY: the caller's contract, forwarded.
+            None => unsafe { self.inner.alloc(layout) },
+        }
+    }
+
+    /// `alloc_zeroed` in a capturing scope.
+    ///
+    /// # Safety
+    /// - As for [`BatchAlloc::alloc_captured_slow`].
+    #[inline(never)]
+    unsafe fn alloc_zeroed_captured(&self, state: ScopeState, layout: Layout) -> *mut u8 {
+        let slot = match bump_captured(state, layout) {
+            Some(slot) => Some(slot),
+            None => alloc_in_scope(state, class_of_layout(layout)),
+        };
+        match slot {
+            Some(slot) => {
+                // SAFETY: a slot of at least `layout.size()` bytes, this
+                // caller's now. (A recycled slot holds old data.)
+                unsafe { slot.as_ptr().write_bytes(0, layout.size()) };
+                slot.as_ptr()
+            }
+            // SAFETY: the caller's contract, forwarded.
+            None => unsafe { self.inner.alloc_zeroed(layout) },
+        }
+    }
+
     /// A slot keeps any size up to its class; past that the contents move to
-    /// the inner allocator and the slot is freed.
+    /// a larger slot if a capturing scope is open and has a class for the new
+    /// size, otherwise to the inner allocator, and the slot is freed.
     ///
     /// # Safety
     /// - As for [`GlobalAlloc::realloc`], with `at` locating `ptr`.
@@ -139,8 +199,16 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // SAFETY: the caller guarantees `new_size`, rounded up to the
         // alignment, does not overflow `isize`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        // SAFETY: `new_size` is non-zero (it exceeds the slot size).
-        let new = unsafe { self.inner.alloc(new_layout) };
+        let state = heap::scope_state();
+        let captured = match captures(state) {
+            true => alloc_in_scope(state, class_of_layout(new_layout)),
+            false => None,
+        };
+        let new = match captured {
+            Some(slot) => slot.as_ptr(),
+            // SAFETY: `new_size` is non-zero (it exceeds the slot size).
+            None => unsafe { self.inner.alloc(new_layout) },
+        };
         if new.is_null() {
             return ptr::null_mut();
         }

@@ -1,32 +1,66 @@
-//! Per-thread heaps: the owner side of spans.
+//! This thread's heap: which record it is, whether a batch scope is open on
+//! it, and what happens to it when the thread exits.
 //!
-//! A thread gets a heap at its first refill, in a record (see `record.rs`)
-//! that outlives the thread. The thread-local that names the current record
-//! has a `const` initialiser and no destructor, so `dealloc` may read it at
-//! any point of a thread's life, including other thread-locals'
-//! destructors. A second thread-local with a destructor, registered at the
-//! first refill, retires the heap when the thread exits: its spans are
+//! A thread gets a heap at its first refill or scope, in a record (see
+//! `record.rs`) that outlives the thread. The thread-locals the allocator
+//! path reads (the current record, the scope state) have `const`
+//! initialisers and no destructor, so `dealloc` may read them at any point
+//! of a thread's life, including other thread-locals' destructors. A third
+//! thread-local, with a destructor, registered when the heap is made,
+//! retires the heap when the thread exits: its runs go back, its spans are
 //! released or abandoned, and frees that arrive later still work.
 
 use core::cell::Cell;
 use core::ptr;
 
-use crate::class::{self, NUM_CLASSES};
-use crate::link::{self, tail_of, write_link};
+use crate::class::NUM_CLASSES;
 use crate::os;
+use crate::queues::{drain_mailbox, give_back, release};
 use crate::record::claim_record;
 use crate::region::{self, frame_base};
-use crate::remote::{self, Pushed, Take};
+use crate::remote;
 use crate::sync::{window, Ordering, RunOnce};
 use crate::types::{
-    link_to, linked_frame, owner_heap, owner_word, ClassQueues, HeapLocal, HeapRecord, Span, NIL,
-    NO_HEAP, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+    linked_frame, owner_heap, ClassQueues, HeapRecord, Reservation, Span, Tally, NO_HEAP,
+    QUEUE_NONE,
 };
 
 thread_local! {
     static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(NO_HEAP) };
+    static SCOPE: Cell<ScopeState> = const { Cell::new(NO_SCOPE) };
     static EXITED: Cell<bool> = const { Cell::new(false) };
     static EXIT_GUARD: ExitGuard = const { ExitGuard };
+}
+
+/// Whether a batch scope is open on a thread, and how: null for none, or
+/// the thread's heap record (whose runs the scope allocates from), with the
+/// low bit ([`CAPTURE`]) set if the scope captures every allocation the
+/// runtime can serve, not only annotated `Box::new`s. One word, so that the
+/// allocator path reads one thread-local.
+pub(crate) type ScopeState = *mut HeapRecord;
+
+/// The scope state of a thread with no batch scope open.
+pub(crate) const NO_SCOPE: ScopeState = ptr::null_mut();
+
+/// The bit of a scope state that says the scope captures.
+pub(crate) const CAPTURE: usize = 1;
+
+/// The scope state of an open scope on `heap`.
+#[inline(always)]
+pub(crate) fn scope_state_for(heap: &HeapRecord, capture: bool) -> ScopeState {
+    (heap as *const HeapRecord as *mut HeapRecord).map_addr(|a| a | capture as usize)
+}
+
+/// Whether an open scope's state captures.
+#[inline(always)]
+pub(crate) fn captures(state: ScopeState) -> bool {
+    state.addr() & CAPTURE != 0
+}
+
+/// The heap an open scope's state names.
+#[inline(always)]
+pub(crate) fn scope_heap(state: ScopeState) -> *mut HeapRecord {
+    state.map_addr(|a| a & !CAPTURE)
 }
 
 struct ExitGuard;
@@ -43,6 +77,21 @@ impl Drop for ExitGuard {
 #[inline(always)]
 pub(crate) fn current() -> *mut HeapRecord {
     CURRENT.try_with(Cell::get).unwrap_or(NO_HEAP)
+}
+
+/// This thread's scope state: [`NO_SCOPE`], or the heap whose runs an open
+/// scope allocates from, with [`CAPTURE`]. Safe in the allocator path.
+#[inline(always)]
+pub(crate) fn scope_state() -> ScopeState {
+    SCOPE.try_with(Cell::get).unwrap_or(NO_SCOPE)
+}
+
+/// Sets this thread's scope state. A state naming a heap must name this
+/// thread's own, which exists until the thread exits (and the exit clears
+/// the state).
+#[inline(always)]
+pub(crate) fn set_scope_state(state: ScopeState) {
+    let _ = SCOPE.try_with(|scope| scope.set(state));
 }
 
 /// This thread's heap, made on first use. `None` once the thread is exiting
@@ -72,247 +121,19 @@ fn init_current() -> Option<&'static HeapRecord> {
     Some(record)
 }
 
-// ---- class queues ----
-
-fn queue_head(local: &mut HeapLocal, class: u8, queue: u8) -> &mut u32 {
-    let queues = local.queues_of(class);
-    match queue {
-        QUEUE_AVAIL => &mut queues.avail,
-        _ => &mut queues.full,
-    }
-}
-
-/// Puts a span at the front of one of its class's queues.
-///
-/// # Safety
-/// - This thread owns the span, which is on no queue, and holds no
-///   reference from `Span::local` for it or its new neighbour.
-pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
-    let span = region::span(frame);
-    if queue == QUEUE_AVAIL {
-        // SAFETY: the caller holds no reference to this span's state.
-        let class = unsafe { span.local().class };
-        if let Some(head) = linked_frame(local.queues_of(class).avail) {
-            let old = region::span(head);
-            if head != frame && old.used() == 0 {
-                // The old head would stop being the head while empty.
-                // SAFETY: the old head is another span of this heap.
-                unsafe { release_if_idle(local, head, old) };
-            }
-        }
-    }
-    // SAFETY: the caller owns the span and holds no reference to its state.
-    let sl = unsafe { span.local() };
-    let head = queue_head(local, sl.class, queue);
-    sl.queue = queue;
-    let heap = owner_heap(span.owner.load(Ordering::Relaxed));
-    span.owner
-        .store(owner_word(heap, queue == QUEUE_FULL), Ordering::Relaxed);
-    sl.prev = 0;
-    sl.next = *head;
-    if let Some(next) = linked_frame(*head) {
-        // SAFETY: the neighbour is another span of this heap.
-        unsafe { region::span(next).local().prev = link_to(frame) };
-    }
-    *head = link_to(frame);
-}
-
-/// Takes a span off whichever queue holds it.
-///
-/// # Safety
-/// - This thread owns the span and holds no reference from `Span::local`
-///   for it or its neighbours.
-pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: u32) {
-    // SAFETY: the caller owns the span and holds no reference to its state.
-    let sl = unsafe { region::span(frame).local() };
-    let (prev, next, queue) = (sl.prev, sl.next, sl.queue);
-    sl.queue = QUEUE_NONE;
-    sl.prev = 0;
-    sl.next = 0;
-    if let Some(prev_frame) = linked_frame(prev) {
-        // SAFETY: the neighbour is another span of this heap.
-        unsafe { region::span(prev_frame).local().next = next };
-    } else if queue != QUEUE_NONE {
-        *queue_head(local, sl.class, queue) = next;
-    }
-    if let Some(next_frame) = linked_frame(next) {
-        // SAFETY: the neighbour is another span of this heap.
-        unsafe { region::span(next_frame).local().prev = prev };
-    }
-}
-
-/// Moves a span between its class's queues.
-///
-/// # Safety
-/// - As for [`unlink`].
-pub(crate) unsafe fn move_to(local: &mut HeapLocal, frame: u32, queue: u8) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        unlink(local, frame);
-        push_front(local, frame, queue);
-    }
-}
-
-// ---- slots coming back to the owner ----
-
-/// Splices a remote list of `n` slots starting at `head` onto the span's
-/// free list and stops counting them as used. Owner only.
-///
-/// # Safety
-/// - This thread owns the span, the list was just taken from its remote
-///   word, and no reference from `Span::local` for it is live.
-pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
-    if n == 0 {
-        return;
-    }
-    // SAFETY: the caller owns the span and holds no reference to its state.
-    let sl = unsafe { span.local() };
-    if sl.free_head != NIL {
-        let base = frame_base(frame);
-        let key = link::key(span);
-        // SAFETY: the list's slots are free slots of this span whose links
-        // the take's acquire made visible.
-        let tail = unsafe { tail_of(base, head, n, key) };
-        // SAFETY: the tail is a free slot of this span, now the owner's.
-        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
-    }
-    sl.free_head = head;
-    let Some(used) = span.used().checked_sub(n) else {
-        crate::fatal::fatal("batch-alloc: more slots freed into a span than were out");
-    };
-    span.set_used(used);
-}
-
-/// Takes every span that remote frees put in the mailbox off the full
-/// queue, collecting what was freed. Owner only.
-#[inline]
-pub(crate) fn drain_mailbox(heap: &HeapRecord, local: &mut HeapLocal) {
-    if !heap.mailbox.is_empty() {
-        drain_mailbox_slow(heap, local);
-    }
-}
-
-#[cold]
-fn drain_mailbox_slow(heap: &HeapRecord, local: &mut HeapLocal) {
-    let mut top = heap.mailbox.take_all();
-    window();
-    while let Some(frame) = linked_frame(top) {
-        let span = region::span(frame);
-        top = span.mail_next.load(Ordering::Relaxed);
-        // The pusher has linked the span in; let it finish clearing
-        // NOTIFYING so that re-arming cannot start a second notification.
-        remote::quiesce(span);
-        // SAFETY: spans in the mailbox belong to this heap.
-        let in_full = unsafe { span.local().queue } == QUEUE_FULL;
-        let (head, n) = remote::take(
-            span,
-            Take {
-                from_mailbox: true,
-                arm_if_empty: in_full,
-            },
-        );
-        // SAFETY: this thread owns the span; no local reference is live.
-        unsafe {
-            merge_remote(frame, span, head, n);
-            if n != 0 && in_full {
-                move_to(local, frame, QUEUE_AVAIL);
-            }
-        }
-        if span.used() == 0 {
-            span_emptied(local, frame, span);
-        }
-    }
-}
-
-/// A span on this heap has no slot out: the head of its avail queue starts
-/// over with a fresh run, any other goes back to the pool. Owner only.
-pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
-    // SAFETY: the span belongs to this heap; no other local reference is live.
-    let sl = unsafe { span.local() };
-    sl.restart();
-    let class = sl.class;
-    if sl.queue == QUEUE_FULL {
-        // SAFETY: as above; `sl` is not used past this point.
-        unsafe { move_to(local, frame, QUEUE_AVAIL) };
-    } else if local.queues_of(class).avail != link_to(frame) {
-        // SAFETY: as above.
-        unsafe { release_if_idle(local, frame, span) };
-    }
-}
-
-/// Releases an empty span unless it is in the mailbox, which must be drained
-/// first; the drain looks at it again.
-///
-/// # Safety
-/// - This thread owns the span, which is empty, and holds no reference
-///   from `Span::local` for it or its neighbours.
-unsafe fn release_if_idle(local: &mut HeapLocal, frame: u32, span: &Span) {
-    if !remote::in_mailbox(span) {
-        // SAFETY: forwarded contract; no freer notifies a span not in the
-        // mailbox.
-        unsafe {
-            unlink(local, frame);
-            release(frame, span);
-        }
-    }
-}
-
-/// Returns a span with nothing out to the pool.
-///
-/// # Safety
-/// - The caller holds the span alone, no slot is out, it is on no queue and
-///   no freer is notifying.
-pub(crate) unsafe fn release(frame: u32, span: &Span) {
-    // SAFETY: the caller holds the span alone.
-    let class = unsafe { span.local().class };
-    // SAFETY: forwarded contract.
-    unsafe { region::release_frame(frame, class::shape(class).span_bytes()) };
-}
-
-/// After a local free or give-back: the span may have left the full queue or
-/// become empty. Owner only.
-#[cold]
-#[inline(never)]
-pub(crate) fn after_local_free(heap: &HeapRecord, frame: u32, span: &Span) {
-    // SAFETY: this thread owns the heap (the span's owner is its record) and
-    // the caller holds no reference to its state.
-    let local = unsafe { heap.local() };
-    // SAFETY: as above, for the span.
-    if unsafe { span.local().queue } == QUEUE_FULL {
-        // SAFETY: as above.
-        unsafe { move_to(local, frame, QUEUE_AVAIL) };
-    }
-    if span.used() == 0 {
-        span_emptied(local, frame, span);
-    }
-}
-
-/// Finishes what a remote push asked for: telling an owner whose span was
-/// full, or reclaiming an abandoned span whose last slot this was.
-#[inline]
-pub(crate) fn after_remote_push(pushed: Pushed, frame: u32, span: &Span) {
-    match pushed {
-        Pushed::Done => {}
-        Pushed::Notify => remote::notify_owner(frame, span),
-        Pushed::Reclaim => {
-            // SAFETY: the span is abandoned and every slot is free: nobody
-            // else can reach it, and abandoned spans are never armed.
-            unsafe { release(frame, span) }
-        }
-    }
-}
-
 // ---- thread exit ----
 
 fn retire_current() {
     let heap = current();
     let _ = EXITED.try_with(|e| e.set(true));
+    set_scope_state(NO_SCOPE);
     if heap == NO_HEAP {
         return;
     }
     // SAFETY: records are never freed; this thread owns it and nothing else
     // of this thread touches it while the guard runs.
     let record = unsafe { &*heap };
+    give_back_runs(record);
     // SAFETY: as above.
     let local = unsafe { record.local() };
     drain_mailbox(record, local);
@@ -335,6 +156,52 @@ fn retire_current() {
     // `stats()` running meanwhile neither misses nor double-counts them.
     let _ = CURRENT.try_with(|c| c.set(NO_HEAP));
     record.hand_back();
+}
+
+/// Gives back every run's unused slots, leaving the runs empty. Owner only,
+/// with no scope open (a run is only read while one is).
+pub(crate) fn give_back_runs(heap: &HeapRecord) {
+    for run in &heap.runs {
+        let cur = run.cur.load(Ordering::Relaxed);
+        let end = run.end.load(Ordering::Relaxed);
+        let list_len = run.list_left.load(Ordering::Relaxed);
+        if cur == end && list_len == 0 {
+            continue;
+        }
+        let frame = run.frame.load(Ordering::Relaxed);
+        let base = frame_base(frame);
+        let size = region::span(frame).slot_size.load(Ordering::Relaxed);
+        let offset = |p: *mut u8| p.addr().wrapping_sub(base.addr()) as u32;
+        let list_head = match list_len {
+            0 => 0,
+            _ => offset(run.list.load(Ordering::Relaxed)),
+        };
+        let run_len = match size {
+            0 => 0,
+            size => (end.addr() - cur.addr()) as u32 / size,
+        };
+        let unused = Reservation {
+            frame,
+            list_head,
+            list_len,
+            bump_start: offset(cur),
+            bump_end: offset(end),
+            len: list_len + run_len,
+        };
+        run.cur.store(ptr::null_mut(), Ordering::Relaxed);
+        run.end.store(ptr::null_mut(), Ordering::Relaxed);
+        run.list.store(ptr::null_mut(), Ordering::Relaxed);
+        run.list_left.store(0, Ordering::Relaxed);
+        // SAFETY: the run's slots were reserved by this heap, linked as
+        // reserved, and never handed out.
+        unsafe {
+            give_back(
+                heap as *const HeapRecord as *mut HeapRecord,
+                unused,
+                Tally::Run,
+            )
+        };
+    }
 }
 
 /// Leaves a span consistent for a world without its owner: released if

@@ -37,14 +37,16 @@
 // 0. config, fatal         constants; the abort path
 // 1. os, class             the OS; the size-class table
 // 2. sync                  atomics, the spin lock, the index stack, windows
-// 3. types                 the shared structures: spans, heap records
+// 3. types                 the shared structures: spans, heap records, runs
 // 4. link, growth          free-list links and their hardening; refill growth
 // 5. region                address space, frames, the pool, span reset
 // 6. remote, record        the cross-thread word protocol; the heap registry
-// 7. heap                  a thread's heap: queues, mailbox drain, exit
-// 8. reserve, free         refills and give-backs; frees
-// 9. global, stats         the allocator wrapper and its probe; statistics
-// 10. batch                loop-scoped batches
+// 7. queues                a heap's spans: queues, slots coming back
+// 8. heap                  this thread's heap and scope state; thread exit
+// 9. reserve, free         refills; frees
+// 10. runs                 the runs scopes allocate from
+// 11. global, stats        the allocator wrapper and its probe; statistics
+// 12. batch, scope         loop-scoped batches; batch scopes
 mod batch;
 mod class;
 mod config;
@@ -55,10 +57,13 @@ mod growth;
 mod heap;
 mod link;
 mod os;
+mod queues;
 mod record;
 mod region;
 mod remote;
 mod reserve;
+mod runs;
+mod scope;
 mod stats;
 mod sync;
 mod types;
@@ -71,6 +76,8 @@ pub use global::{is_active, BatchAlloc};
 #[doc(hidden)]
 pub use global::no_panic_proof;
 pub use growth::{default_growth, set_default_growth, Growth};
+pub use region::trim;
+pub use scope::{boxed, capture, set_capture, Capture, Scope};
 pub use stats::{stats, Stats};
 
 /// The size classes batches serve, smallest first.

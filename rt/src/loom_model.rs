@@ -64,7 +64,7 @@ impl Fixture {
         // SAFETY: the caller reclaimed the span, so it holds it alone; the
         // model's other threads only touch its atomics.
         unsafe {
-            self.span.reset(true);
+            self.span.reset();
             let owner: *const HeapRecord = &*self.next_owner;
             self.span.assign(owner.cast_mut(), 0, 8, 64, 0);
         }

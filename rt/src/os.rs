@@ -58,6 +58,21 @@ mod imp {
         }
     }
 
+    /// Milliseconds of a monotonic clock, wrapping: for telling how long
+    /// a frame has waited. The coarse clock is read from the vDSO, without
+    /// a system call.
+    pub fn now_millis() -> u32 {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: writes the time into `now`, which outlives the call.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut now) };
+        (now.tv_sec as u64)
+            .wrapping_mul(1000)
+            .wrapping_add(now.tv_nsec as u64 / 1_000_000) as u32
+    }
+
     /// Lets another thread run.
     #[cfg_attr(loom, allow(dead_code))]
     pub fn yield_cpu() {
@@ -113,6 +128,11 @@ mod imp {
     /// - The range holds nothing anyone will read again.
     pub unsafe fn decommit(_start: *mut u8, _len: usize) {}
 
+    /// Under Miri, time stands still: frames decay only on `trim`.
+    pub fn now_millis() -> u32 {
+        0
+    }
+
     pub fn yield_cpu() {
         std::thread::yield_now();
     }
@@ -149,6 +169,10 @@ mod imp {
     /// - Never called: [`reserve`] never succeeds here.
     pub unsafe fn decommit(_start: *mut u8, _len: usize) {}
 
+    pub fn now_millis() -> u32 {
+        0
+    }
+
     pub fn yield_cpu() {
         std::thread::yield_now();
     }
@@ -167,7 +191,7 @@ mod imp {
     }
 }
 
-pub(crate) use imp::{at_fork, commit, decommit, reserve};
+pub(crate) use imp::{at_fork, commit, decommit, now_millis, reserve};
 
 // Under loom, waits yield to the model checker instead.
 #[cfg_attr(loom, allow(unused_imports))]

@@ -12,12 +12,16 @@ use crate::config::FRAME_SIZE;
 use crate::os;
 use crate::region::{self, frame_base};
 use crate::sync::{Ordering, RunOnce, SpinLock};
-use crate::types::{Counters, HeapRecord, NO_HEAP};
+use crate::types::{Counters, HeapRecord, Tally, NO_HEAP};
 
 /// Counters of give-backs from threads that have no heap (a batch ended on
 /// a thread that never refilled, or after its heap retired): what their
-/// counters would have held, `[batched_boxes, reserve_calls]`.
-static HEAPLESS_COUNTERS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+/// counters would have held, `[batched_boxes, reserve_calls, run_slots]`.
+static HEAPLESS_COUNTERS: Counters = Counters {
+    batched_boxes: AtomicU64::new(0),
+    reserve_calls: AtomicU64::new(0),
+    run_slots: AtomicU64::new(0),
+};
 
 /// Every record ever made, newest first. Pushed under [`RECORD_LOCK`];
 /// walked without it.
@@ -95,12 +99,9 @@ pub(crate) fn for_each_record(mut f: impl FnMut(&'static HeapRecord)) {
     }
 }
 
-/// Sums of all counters: `[batched_boxes, reserve_calls]`.
-pub(crate) fn counter_totals() -> [u64; 2] {
-    let mut totals = [0u64; 2];
-    for (t, r) in totals.iter_mut().zip(&HEAPLESS_COUNTERS) {
-        *t = r.load(Ordering::Relaxed);
-    }
+/// Sums of all counters: `[batched_boxes, reserve_calls, run_slots]`.
+pub(crate) fn counter_totals() -> [u64; 3] {
+    let mut totals = HEAPLESS_COUNTERS.read();
     for_each_record(|r| {
         for (t, c) in totals.iter_mut().zip(r.counters.read()) {
             *t = t.wrapping_add(c);
@@ -109,22 +110,24 @@ pub(crate) fn counter_totals() -> [u64; 2] {
     totals
 }
 
-/// Counts a refill of `slots` slots on this thread's heap. Every slot counts
-/// as handed out until given back.
-pub(crate) fn count_reserve(heap: &HeapRecord, slots: u32) {
+/// Counts a refill of `slots` slots for `tally` on this thread's heap. Every
+/// slot counts as handed out until given back.
+pub(crate) fn count_reserve(heap: &HeapRecord, slots: u32, tally: Tally) {
     Counters::add(&heap.counters.reserve_calls, 1);
-    Counters::add(&heap.counters.batched_boxes, slots as u64);
+    Counters::add(heap.counters.slots(tally), slots as u64);
 }
 
-/// Uncounts `unused` slots given back, on whichever thread gives them:
-/// `heap` is that thread's heap, or [`NO_HEAP`].
-pub(crate) fn count_given_back(heap: *mut HeapRecord, unused: u32) {
+/// Uncounts `unused` slots of `tally` given back, on whichever thread gives
+/// them: `heap` is that thread's heap, or [`NO_HEAP`].
+pub(crate) fn count_given_back(heap: *mut HeapRecord, unused: u32, tally: Tally) {
     let minus = (unused as u64).wrapping_neg();
     if heap == NO_HEAP {
-        HEAPLESS_COUNTERS[0].fetch_add(minus, Ordering::Relaxed);
+        HEAPLESS_COUNTERS
+            .slots(tally)
+            .fetch_add(minus, Ordering::Relaxed);
     } else {
         // SAFETY: records are never freed; this thread owns `heap`.
-        Counters::add(unsafe { &(*heap).counters.batched_boxes }, minus);
+        Counters::add(unsafe { (*heap).counters.slots(tally) }, minus);
     }
 }
 

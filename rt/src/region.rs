@@ -7,15 +7,17 @@
 //! the base is 2^63, an address no user-space pointer reaches, so every
 //! pointer is rejected; if the full size cannot be reserved the region stays
 //! that way and batches fall back to `Box::new`. Frames are committed in
-//! chunks as the high-water mark grows, recycled through a lock-free pool,
-//! and given back to the OS once the pool holds more than
-//! [`POOL_RESIDENT_FRAMES`].
+//! chunks as the high-water mark grows and recycled through lock-free
+//! stacks of empty frames: up to [`POOL_RESIDENT_FRAMES`] stay resident for
+//! good, the rest for [`DECAY_MILLIS`] without reuse before their memory goes
+//! back to the OS (or at once, on [`trim`]).
 
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, AtomicUsize};
 
 use crate::config::{
-    COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, POOL_RESIDENT_FRAMES, REGION_BYTES,
+    COMMIT_FRAMES, DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, POOL_RESIDENT_FRAMES,
+    REGION_BYTES,
 };
 use crate::fatal::fatal;
 use crate::os;
@@ -49,10 +51,21 @@ static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 static NEXT_FRAME: AtomicUsize = AtomicUsize::new(0);
 /// Frames whose memory and metadata are readable and writable.
 static COMMITTED: AtomicUsize = AtomicUsize::new(0);
-/// Empty frames, linked through `Span::pool_next`.
+/// Empty frames kept resident for good, at most [`POOL_RESIDENT_FRAMES`];
+/// the first place a new span looks. The three stacks of empty frames are
+/// linked through `Span::pool_next`.
 static POOL: IndexStack = IndexStack::new();
-/// Frames in the pool whose memory is still resident.
-static POOL_RESIDENT: AtomicUsize = AtomicUsize::new(0);
+/// Frames on [`POOL`] (pushers count first, so it may briefly exceed it).
+static POOL_LEN: AtomicUsize = AtomicUsize::new(0);
+/// Empty frames past the resident limit, still resident, each stamped with
+/// when it came (`Span::pooled_at`): reused if wanted soon, else decommitted.
+static DECAYING: IndexStack = IndexStack::new();
+/// Frames on [`DECAYING`].
+static DECAYING_LEN: AtomicUsize = AtomicUsize::new(0);
+/// Empty frames whose memory went back to the OS.
+static DECOMMITTED: IndexStack = IndexStack::new();
+/// When [`DECAYING`] was last looked through, in the clock's milliseconds.
+static LAST_DECAY: AtomicU32 = AtomicU32::new(0);
 /// Bytes of spans assigned to heaps or abandoned by exited threads.
 static SPAN_BYTES: AtomicUsize = AtomicUsize::new(0);
 
@@ -204,13 +217,10 @@ pub(crate) fn acquire_frame() -> Option<u32> {
     if !ensure_ready() {
         return None;
     }
-    if let Some(frame) = POOL.pop(|frame| &span(frame).pool_next) {
-        // SAFETY: a frame popped from the pool is held by this thread alone
-        // until it is assigned.
-        if unsafe { span(frame).local().resident } {
-            POOL_RESIDENT.fetch_sub(1, Ordering::Relaxed);
-        }
-        return Some(frame);
+    let popped = pop_empty_frame();
+    decay_if_due();
+    if popped.is_some() {
+        return popped;
     }
     let frame = NEXT_FRAME.fetch_add(1, Ordering::Relaxed);
     if frame >= MAX_FRAMES {
@@ -258,8 +268,9 @@ pub(crate) fn note_assigned(bytes: usize) {
     SPAN_BYTES.fetch_add(bytes, Ordering::Relaxed);
 }
 
-/// Returns an empty span's frame to the pool, resetting its metadata, and its
-/// memory to the OS once the pool holds enough resident frames.
+/// Returns an empty span's frame to the empty frames, resetting its
+/// metadata: to the resident pool while it has room, else to wait for reuse
+/// before its memory goes back to the OS.
 ///
 /// # Safety
 /// - No slot of the span is out, no thread will touch its remote word
@@ -271,17 +282,96 @@ pub(crate) unsafe fn release_frame(frame: u32, span_bytes: usize) {
         fatal("batch-alloc: a span released twice");
     }
     SPAN_BYTES.fetch_sub(span_bytes, Ordering::Relaxed);
-    let resident = POOL_RESIDENT.fetch_add(1, Ordering::Relaxed) < POOL_RESIDENT_FRAMES;
-    if !resident {
-        POOL_RESIDENT.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: the frame is committed (it was assigned) and, by the
-        // caller's contract, holds no live data.
-        unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
-    }
     // SAFETY: the caller holds the span alone.
-    unsafe { span.reset(resident) };
+    unsafe { span.reset() };
     window();
-    POOL.push(frame, &span.pool_next);
+    if POOL_LEN.fetch_add(1, Ordering::Relaxed) < POOL_RESIDENT_FRAMES {
+        POOL.push(frame, &span.pool_next);
+    } else {
+        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
+        span.pooled_at.store(os::now_millis(), Ordering::Relaxed);
+        DECAYING_LEN.fetch_add(1, Ordering::Relaxed);
+        DECAYING.push(frame, &span.pool_next);
+    }
+    decay_if_due();
+}
+
+/// Lets frames that waited long enough decay, on the runtime's own frame
+/// traffic (a frame taken or given back): a load when none waits.
+#[inline]
+fn decay_if_due() {
+    if DECAYING_LEN.load(Ordering::Relaxed) != 0 {
+        decay(os::now_millis(), false);
+    }
+}
+
+/// An empty frame: resident ones first, the longest-waiting last.
+fn pop_empty_frame() -> Option<u32> {
+    let link = |frame| &span(frame).pool_next;
+    if let Some(frame) = POOL.pop(link) {
+        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
+        return Some(frame);
+    }
+    if let Some(frame) = DECAYING.pop(link) {
+        DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
+        return Some(frame);
+    }
+    DECOMMITTED.pop(link)
+}
+
+/// Gives the memory of frames that waited [`DECAY_MILLIS`] unused (all of
+/// them with `everything`) back to the OS. One thread looks at a time, at
+/// most twice per delay unless `everything`; the others carry on (and may
+/// find fewer frames to reuse meanwhile). False if another thread was
+/// looking.
+#[cold]
+fn decay(now: u32, everything: bool) -> bool {
+    let last = LAST_DECAY.load(Ordering::Relaxed);
+    if !everything && now.wrapping_sub(last) < DECAY_MILLIS / 2 {
+        return true;
+    }
+    if LAST_DECAY
+        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+        .is_err()
+    {
+        return false;
+    }
+    // Taking the whole stack makes this thread its only holder: nobody
+    // else reads the links walked below.
+    let mut next = DECAYING.take_all();
+    while let Some(frame) = next.checked_sub(1) {
+        let span = span(frame);
+        next = span.pool_next.load(Ordering::Relaxed);
+        let waited = now.wrapping_sub(span.pooled_at.load(Ordering::Relaxed));
+        if everything || waited >= DECAY_MILLIS {
+            DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: the frame is committed (it was assigned), empty, and
+            // held by this thread alone.
+            unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
+            DECOMMITTED.push(frame, &span.pool_next);
+        } else {
+            DECAYING.push(frame, &span.pool_next);
+        }
+    }
+    true
+}
+
+/// Gives the memory of every empty frame back to the OS now, the resident
+/// pool's included. Frees nothing that is in use.
+pub fn trim() {
+    if STATE.load(Ordering::Acquire) != READY {
+        return;
+    }
+    while let Some(frame) = POOL.pop(|frame| &span(frame).pool_next) {
+        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: a frame popped from the pool is empty and this thread's.
+        unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
+        DECOMMITTED.push(frame, &span(frame).pool_next);
+    }
+    let mut spins = 0;
+    while !decay(os::now_millis(), true) {
+        crate::sync::backoff(&mut spins);
+    }
 }
 
 /// Bytes of spans assigned to heaps or abandoned.
@@ -289,9 +379,10 @@ pub(crate) fn span_bytes() -> usize {
     SPAN_BYTES.load(Ordering::Relaxed)
 }
 
-/// Bytes of empty frames kept resident in the pool.
+/// Bytes of empty frames kept resident for reuse.
 pub(crate) fn cached_bytes() -> usize {
-    POOL_RESIDENT.load(Ordering::Relaxed) * FRAME_SIZE
+    let frames = POOL_LEN.load(Ordering::Relaxed) + DECAYING_LEN.load(Ordering::Relaxed);
+    frames * FRAME_SIZE
 }
 
 // ---- fork ----

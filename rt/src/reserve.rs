@@ -1,32 +1,19 @@
-//! Refills: a batch reserves a run of slots from one span of this thread's
-//! heap in one call, and gives back what it did not use when it ends.
+//! Refills: a batch or a scope run reserves slots from one span of this
+//! thread's heap in one call. (What they did not use goes back through
+//! `queues::give_back`.)
 
 use crate::class;
-use crate::heap::{self, after_remote_push, drain_mailbox, merge_remote, move_to, push_front};
-use crate::link::{self, read_link, tail_of, write_link};
-use crate::record::{count_given_back, count_reserve};
+use crate::heap;
+use crate::link::{self, read_link};
+use crate::queues::{drain_mailbox, merge_remote, move_to, push_front};
+use crate::record::count_reserve;
 use crate::region::{self, frame_base};
 use crate::remote::{self, Take};
 use crate::sync::Ordering;
 use crate::types::{
-    linked_frame, owner_heap, HeapLocal, HeapRecord, Span, SpanLocal, NIL, NO_HEAP, QUEUE_AVAIL,
-    QUEUE_FULL,
+    linked_frame, HeapLocal, HeapRecord, Reservation, Span, SpanLocal, Tally, NIL, NO_HEAP,
+    QUEUE_AVAIL, QUEUE_FULL,
 };
-
-/// Slots reserved from one span: a list of recycled slots followed by a
-/// contiguous run of fresh ones. Offsets are bytes from the frame's start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Reservation {
-    pub frame: u32,
-    /// First recycled slot (valid when `list_len > 0`); each links the next.
-    pub list_head: u32,
-    pub list_len: u32,
-    /// The run of fresh slots `[bump_start, bump_end)`.
-    pub bump_start: u32,
-    pub bump_end: u32,
-    /// Slots in all: the list's and the run's.
-    pub len: u32,
-}
 
 /// The allocation-policy study's switch (docs/policy.md): take exactly what
 /// a refill asks for, never the rest of the span. Compiled only with the
@@ -61,10 +48,10 @@ fn exact_refills() -> bool {
 /// rule: ask for at least what is needed, take what comes cheaply). `None` when there is no heap (thread exiting), no region,
 /// or no memory: the caller falls back to `Box::new`.
 #[inline]
-pub(crate) fn reserve(class: u8, want: u32, known: bool) -> Option<Reservation> {
-    match reserve_fresh_run(class, want) {
+pub(crate) fn reserve(class: u8, want: u32, known: bool, tally: Tally) -> Option<Reservation> {
+    match reserve_fresh_run(class, want, tally) {
         Some(reservation) => Some(reservation),
-        None => reserve_slow(class, want, known),
+        None => reserve_slow(class, want, known, tally),
     }
 }
 
@@ -73,7 +60,7 @@ pub(crate) fn reserve(class: u8, want: u32, known: bool) -> Option<Reservation> 
 /// (more than twice the request, so neither policy would take more). `None`
 /// for anything else, including no heap yet.
 #[inline(always)]
-fn reserve_fresh_run(class: u8, want: u32) -> Option<Reservation> {
+fn reserve_fresh_run(class: u8, want: u32, tally: Tally) -> Option<Reservation> {
     let heap = heap::current();
     if heap == NO_HEAP {
         return None;
@@ -102,7 +89,7 @@ fn reserve_fresh_run(class: u8, want: u32) -> Option<Reservation> {
     sl.bump += want * size;
     sl.fresh -= want;
     span.set_used(span.used() + want);
-    count_reserve(heap, want);
+    count_reserve(heap, want, tally);
     Some(Reservation {
         frame,
         list_head: 0,
@@ -116,7 +103,7 @@ fn reserve_fresh_run(class: u8, want: u32) -> Option<Reservation> {
 /// Every other refill: a new heap, the mailbox, recycled or remotely freed
 /// slots, a span running out, a new span.
 #[inline(never)]
-fn reserve_slow(class: u8, want: u32, known: bool) -> Option<Reservation> {
+fn reserve_slow(class: u8, want: u32, known: bool, tally: Tally) -> Option<Reservation> {
     let heap = heap::current_or_init()?;
     // SAFETY: this thread owns its heap, and reserve is never re-entered: it
     // calls no allocator while the reference is live.
@@ -137,7 +124,7 @@ fn reserve_slow(class: u8, want: u32, known: bool) -> Option<Reservation> {
             if sl.exhausted() {
                 park_full(local, frame, span);
             }
-            count_reserve(heap, reservation.len);
+            count_reserve(heap, reservation.len, tally);
             return Some(reservation);
         }
         park_full(local, frame, span);
@@ -241,115 +228,11 @@ fn new_span(heap: &HeapRecord, local: &mut HeapLocal, class: u8) -> Option<u32> 
     Some(frame)
 }
 
-/// Gives back the slots of a reservation that were never handed out, on
-/// whichever thread the batch ends.
-///
-/// # Safety
-/// - `unused` describes slots of a reservation this caller holds, still
-///   linked as the reservation handed them over, and never handed out.
-pub(crate) unsafe fn give_back(unused: Reservation) {
-    let frame = unused.frame;
-    let span = region::span(frame);
-    let size = span.slot_size.load(Ordering::Relaxed);
-    let heap = heap::current();
-    count_given_back(heap, unused.len);
-    if owner_heap(span.owner.load(Ordering::Relaxed)) == heap {
-        // SAFETY: the span's owner is this thread's heap (never the no-heap
-        // marker); records are never freed.
-        let heap = unsafe { &*heap };
-        // SAFETY: forwarded contract; this thread owns the span.
-        unsafe { give_back_local(frame, span, unused, size) };
-        let Some(used) = span.used().checked_sub(unused.len) else {
-            crate::fatal::fatal("batch-alloc: more slots given back than were reserved");
-        };
-        span.set_used(used);
-        // SAFETY: as above, for the span's state.
-        let sl = unsafe { span.local() };
-        if sl.queue == QUEUE_FULL || span.used() == 0 {
-            heap::after_local_free(heap, frame, span);
-        }
-    } else {
-        // SAFETY: forwarded contract.
-        unsafe { give_back_remote(frame, span, unused, size) };
-    }
-}
-
-/// # Safety
-/// - As for [`give_back`], and this thread owns the span.
-unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u32) {
-    let base = frame_base(frame);
-    let key = link::key(span);
-    // SAFETY: this thread owns the span; no other local reference is live.
-    let sl = unsafe { span.local() };
-    if unused.list_len > 0 {
-        // SAFETY: the list's slots are linked as reserved.
-        let tail = unsafe { tail_of(base, unused.list_head, unused.list_len, key) };
-        // SAFETY: the tail is an unused slot of the reservation.
-        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
-        sl.free_head = unused.list_head;
-    }
-    if unused.bump_end > unused.bump_start {
-        if sl.bump == unused.bump_end {
-            // Nothing was carved after the run: roll the bump back.
-            sl.bump = unused.bump_start;
-            sl.fresh += (unused.bump_end - unused.bump_start) / size;
-        } else {
-            let mut offset = unused.bump_start;
-            while offset < unused.bump_end {
-                // SAFETY: an unused slot of the reservation.
-                unsafe { write_link(base.wrapping_add(offset as usize), sl.free_head, key) };
-                sl.free_head = offset;
-                offset += size;
-            }
-        }
-    }
-}
-
-/// Links the unused slots into one chain (fresh run first, then the list)
-/// and pushes it onto the span's remote list in one operation.
-///
-/// # Safety
-/// - As for [`give_back`].
-unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u32) {
-    let base = frame_base(frame);
-    let key = link::key(span);
-    let mut last = None;
-    let mut offset = unused.bump_start;
-    while offset < unused.bump_end {
-        if let Some(previous) = last {
-            // SAFETY: an unused slot of the reservation.
-            unsafe { write_link(base.wrapping_add(previous as usize), offset, key) };
-        }
-        last = Some(offset);
-        offset += size;
-    }
-    if unused.list_len > 0 {
-        if let Some(previous) = last {
-            // SAFETY: as above.
-            unsafe { write_link(base.wrapping_add(previous as usize), unused.list_head, key) };
-        }
-        // SAFETY: the list's slots are linked as reserved.
-        last = Some(unsafe { tail_of(base, unused.list_head, unused.list_len, key) });
-    }
-    let first = if unused.bump_end > unused.bump_start {
-        unused.bump_start
-    } else {
-        unused.list_head
-    };
-    let Some(last) = last else { return };
-    let last = base.wrapping_add(last as usize);
-    // SAFETY: the chain's slots are the caller's to give up, and `last`
-    // derives from the frame base.
-    let link_last = |next| unsafe { write_link(last, next, key) };
-    // SAFETY: forwarded contract.
-    let pushed = unsafe { remote::push_chain(span, first, unused.len, link_last) };
-    after_remote_push(pushed, frame, span);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::class::{class_of, CLASSES, NUM_CLASSES};
+    use crate::queues::give_back;
     use crate::region::locate;
 
     type Slot64 = [u64; 8];
@@ -388,7 +271,7 @@ mod tests {
 
     #[test]
     fn a_reservation_is_a_contiguous_run_inside_one_span() {
-        let reservation = reserve(class64(), 16, false).expect("region available");
+        let reservation = reserve(class64(), 16, false, Tally::Batch).expect("region available");
         let size = CLASSES[class64() as usize].size;
         assert_eq!(reservation.list_len, 0);
         assert_eq!(reservation.len, 16);
@@ -398,7 +281,7 @@ mod tests {
         assert_eq!(first.frame(), last.frame());
         assert_eq!(first.frame(), reservation.frame);
         // SAFETY: nothing was handed out.
-        unsafe { give_back(reservation) };
+        unsafe { give_back(heap::current(), reservation, Tally::Batch) };
     }
 
     #[test]
@@ -406,64 +289,64 @@ mod tests {
         let class = class64();
         let slots = CLASSES[class as usize].slots;
         let asked = slots - slots / 4; // leaves less than twice as much again
-        let known = reserve(class, asked, true).unwrap();
+        let known = reserve(class, asked, true, Tally::Batch).unwrap();
         assert_eq!(known.len, asked);
         // SAFETY: nothing was handed out.
-        unsafe { give_back(known) };
-        let guess = reserve(class, asked, false).unwrap();
+        unsafe { give_back(heap::current(), known, Tally::Batch) };
+        let guess = reserve(class, asked, false, Tally::Batch).unwrap();
         assert_eq!(guess.len, slots, "the rest of the span");
         // SAFETY: nothing was handed out.
-        unsafe { give_back(guess) };
-        let small = reserve(class, 8, false).unwrap();
+        unsafe { give_back(heap::current(), guess, Tally::Batch) };
+        let small = reserve(class, 8, false, Tally::Batch).unwrap();
         assert_eq!(small.len, 8, "plenty remains: no rounding");
         // SAFETY: nothing was handed out.
-        unsafe { give_back(small) };
+        unsafe { give_back(heap::current(), small, Tally::Batch) };
     }
 
     #[test]
     fn giving_back_an_untouched_run_rolls_the_bump_back() {
         let class = class64();
-        let first = reserve(class, 8, false).unwrap();
+        let first = reserve(class, 8, false, Tally::Batch).unwrap();
         // SAFETY: nothing was handed out.
-        unsafe { give_back(first) };
-        let second = reserve(class, 8, false).unwrap();
+        unsafe { give_back(heap::current(), first, Tally::Batch) };
+        let second = reserve(class, 8, false, Tally::Batch).unwrap();
         assert_eq!(first, second, "the same slots come back");
         // SAFETY: nothing was handed out.
-        unsafe { give_back(second) };
+        unsafe { give_back(heap::current(), second, Tally::Batch) };
     }
 
     #[test]
     fn freed_slots_are_reused_by_later_reservations() {
         let class = class64();
         let size = CLASSES[class as usize].size;
-        let held = reserve(class, 4, false).unwrap();
+        let held = reserve(class, 4, false, Tally::Batch).unwrap();
         // Keep the span from emptying (which would reset it to a fresh run).
-        let keeper = reserve(class, 1, false).unwrap();
+        let keeper = reserve(class, 1, false, Tally::Batch).unwrap();
         let slots = run_slots(&held, size);
         free_slot(slots[1]);
-        let again = reserve(class, 1, false).unwrap();
+        let again = reserve(class, 1, false, Tally::Batch).unwrap();
         assert_eq!(again.list_len, 1);
         assert_eq!(slot_ptr(&again, again.list_head), slots[1]);
         for &p in [slots[0], slots[2], slots[3], slots[1]].iter() {
             free_slot(p);
         }
         // SAFETY: the keeper's slot was never handed out.
-        unsafe { give_back(keeper) };
+        unsafe { give_back(heap::current(), keeper, Tally::Batch) };
     }
 
     #[test]
     fn an_emptied_span_starts_over_with_a_fresh_run() {
         let class = class64();
         let size = CLASSES[class as usize].size;
-        let r = reserve(class, 3, false).unwrap();
+        let r = reserve(class, 3, false, Tally::Batch).unwrap();
         for p in run_slots(&r, size).into_iter().rev() {
             free_slot(p);
         }
-        let next = reserve(class, 3, false).unwrap();
+        let next = reserve(class, 3, false, Tally::Batch).unwrap();
         assert_eq!(next.list_len, 0, "no list once a span is empty again");
         assert_eq!(next.bump_start, 0);
         // SAFETY: nothing was handed out.
-        unsafe { give_back(next) };
+        unsafe { give_back(heap::current(), next, Tally::Batch) };
     }
 
     #[test]
@@ -474,7 +357,7 @@ mod tests {
             .find(|&c| CLASSES[c].slots >= 8)
             .expect("a class with eight slots") as u8;
         let shape = CLASSES[class as usize];
-        let r = reserve(class, shape.slots, false).unwrap();
+        let r = reserve(class, shape.slots, false, Tally::Batch).unwrap();
         assert_eq!(r.len, shape.slots, "the whole span");
         let slots = run_slots(&r, shape.size);
         let victim = SendPtr(slots[5]);
@@ -485,7 +368,7 @@ mod tests {
         .join()
         .unwrap();
         // The next refill drains the mailbox and finds the freed slot.
-        let again = reserve(class, 1, false).unwrap();
+        let again = reserve(class, 1, false, Tally::Batch).unwrap();
         assert_eq!(again.frame, r.frame);
         assert_eq!(again.list_len, 1);
         assert_eq!(slot_ptr(&again, again.list_head), slots[5]);
@@ -500,22 +383,22 @@ mod tests {
     #[test]
     fn a_batch_ended_on_another_thread_returns_its_slots_remotely() {
         let class = class64();
-        let r = reserve(class, 10, false).unwrap();
-        let keeper = reserve(class, 1, false).unwrap();
+        let r = reserve(class, 10, false, Tally::Batch).unwrap();
+        let keeper = reserve(class, 1, false, Tally::Batch).unwrap();
         std::thread::spawn(move || {
             // SAFETY: nothing was handed out; any thread may end a reservation.
-            unsafe { give_back(r) }
+            unsafe { give_back(heap::current(), r, Tally::Batch) }
         })
         .join()
         .unwrap();
         // The ten slots come back on the next look at the span.
-        let again = reserve(class, 10, false).unwrap();
+        let again = reserve(class, 10, false, Tally::Batch).unwrap();
         assert_eq!(again.frame, r.frame);
         assert_eq!(again.len, 10);
         // SAFETY: nothing was handed out.
         unsafe {
-            give_back(again);
-            give_back(keeper);
+            give_back(heap::current(), again, Tally::Batch);
+            give_back(heap::current(), keeper, Tally::Batch);
         }
     }
 }

@@ -1,14 +1,17 @@
 //! Statistics, computed on demand from counters the allocator keeps anyway.
 
-use crate::record::counter_totals;
+use crate::record::{counter_totals, for_each_record};
 use crate::region::{self, cached_bytes, span_bytes};
 use crate::remote::slots_out;
+use crate::runs::unused_slots;
 
 /// A snapshot of the runtime, for every thread together.
 ///
-/// A batch's reserved slots count as handed out and live until the batch
-/// gives back the ones it did not use (when it is refilled or dropped); with
-/// other threads quiet and their batches dropped, every field is exact.
+/// Slots a batch or a scope run has reserved count as out of their spans
+/// until handed out or given back: a batch gives back its unused slots when
+/// it is refilled or dropped, a thread's runs when the thread exits. The
+/// counts below leave the runs' unused slots out, so with other threads
+/// quiet (not allocating, and their batches dropped) every field is exact.
 /// Gathering it walks every span and every heap: call it for diagnostics
 /// and tests, not in a hot loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -16,29 +19,38 @@ use crate::remote::slots_out;
 pub struct Stats {
     /// Boxes handed out from batch slots since the program started.
     pub batched_boxes: u64,
-    /// Refills served since the program started.
+    /// Allocations served from batch scopes' runs since the program
+    /// started: annotated `Box::new`s and, in capturing scopes, every other
+    /// allocation the runtime could serve.
+    pub scoped_allocations: u64,
+    /// Refills served, to batches and to scope runs, since the program
+    /// started.
     pub reserve_calls: u64,
-    /// Slots owned by boxes that have not been freed yet.
+    /// Slots owned by allocations that have not been freed yet.
     pub live_slots: u64,
     /// Bytes of spans held by threads' heaps (including spans of exited
-    /// threads that still have live boxes).
+    /// threads that still have live allocations).
     pub span_bytes: u64,
-    /// Bytes of empty frames kept resident for reuse; past a limit, freed
-    /// frames go back to the operating system instead.
+    /// Bytes of empty frames kept resident for reuse: up to 32 MiB for
+    /// good, the rest until they have waited a tenth of a second unused
+    /// (see [`trim`](crate::trim)).
     pub cached_bytes: u64,
 }
 
 /// Gathers a [`Stats`] snapshot.
 pub fn stats() -> Stats {
-    let [batched_boxes, reserve_calls] = counter_totals();
+    let [batched_boxes, reserve_calls, run_slots] = counter_totals();
     let mut out_of_spans: u64 = 0;
     for frame in 0..region::frames_touched() {
         out_of_spans += slots_out(region::span(frame)) as u64;
     }
+    let mut unused_in_runs: u64 = 0;
+    for_each_record(|heap| unused_in_runs += unused_slots(heap));
     Stats {
         batched_boxes,
+        scoped_allocations: run_slots.wrapping_sub(unused_in_runs),
         reserve_calls,
-        live_slots: out_of_spans,
+        live_slots: out_of_spans.saturating_sub(unused_in_runs),
         span_bytes: span_bytes() as u64,
         cached_bytes: cached_bytes() as u64,
     }

@@ -19,7 +19,8 @@ use core::cell::UnsafeCell;
 use core::mem::offset_of;
 use core::ptr;
 
-use crate::class::NUM_CLASSES;
+use crate::class::{class_for, CLASSES, NUM_CLASSES};
+use crate::config::MAX_SMALL_SIZE;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, IndexStack, Ordering};
 
 /// The end of a free list.
@@ -50,9 +51,9 @@ pub(crate) const QUEUE_FULL: u8 = 2;
 /// write (remote frees and notifications), the one every free reads and
 /// that changes only when the span changes hands or queues, and the one
 /// only the owner writes, so that a remote free does not take the owner's
-/// line away from it. A fourth, unused, makes the size a power of two, so
-/// that finding a frame's metadata is a shift (the array is virtual memory,
-/// committed 16 KiB per 4 MiB of frames). All-zero bytes are a valid
+/// line away from it. A fourth, for the pool, makes the size a power of two,
+/// so that finding a frame's metadata is a shift (the array is virtual
+/// memory, committed 16 KiB per 4 MiB of frames). All-zero bytes are a valid
 /// unassigned span: the array comes from zero-filled memory.
 #[repr(C, align(64))]
 pub(crate) struct Span {
@@ -91,7 +92,13 @@ pub(crate) struct Span {
     /// span while it is unowned: the one that pools or reclaims it).
     local: UnsafeCell<SpanLocal>,
     _owner_line: [u8; 64 - 4 - size_of::<SpanLocal>()],
-    _unused_line: [u8; 64],
+
+    // ---- the pool's ----
+    /// When the frame went back to the pool beyond its resident limit, in
+    /// milliseconds of the runtime's clock: its memory goes back to the OS
+    /// once it has waited long enough without being reused.
+    pub pooled_at: AtomicU32,
+    _pool_line: [u8; 64 - 4],
 }
 
 #[cfg(not(loom))]
@@ -113,8 +120,6 @@ pub(crate) struct SpanLocal {
     pub class: u8,
     /// `QUEUE_*`: which class queue of the owner holds the span.
     pub queue: u8,
-    /// Whether the frame's memory is resident while it sits in the pool.
-    pub resident: bool,
     /// Slots in the span.
     pub slots: u32,
     /// Start of the first slot never handed out since the span was last empty.
@@ -145,7 +150,8 @@ impl Span {
             used: AtomicU32::new(used),
             local: UnsafeCell::new(SpanLocal::default()),
             _owner_line: [0; 64 - 4 - size_of::<SpanLocal>()],
-            _unused_line: [0; 64],
+            pooled_at: AtomicU32::new(0),
+            _pool_line: [0; 60],
         }
     }
 
@@ -197,27 +203,22 @@ impl Span {
         self.owner.store(owner, Ordering::Relaxed);
         // SAFETY: the caller holds the span alone.
         let local = unsafe { self.local() };
-        *local = SpanLocal::fresh(class, slots, local.resident);
+        *local = SpanLocal::fresh(class, slots);
     }
 
     /// Returns a span to the unassigned state before its frame goes back to
-    /// the pool, recording whether the frame's memory is still resident.
+    /// the pool.
     ///
     /// # Safety
     /// - The caller holds the span alone: no slot is out and no other thread
     ///   will touch its remote word again.
-    pub(crate) unsafe fn reset(&self, resident: bool) {
+    pub(crate) unsafe fn reset(&self) {
         self.owner.store(ptr::null_mut(), Ordering::Relaxed);
         self.used.store(0, Ordering::Relaxed);
         self.slot_size.store(0, Ordering::Relaxed);
         self.remote.store(0, Ordering::Relaxed);
         // SAFETY: the caller holds the span alone.
-        unsafe {
-            *self.local() = SpanLocal {
-                resident,
-                ..SpanLocal::default()
-            };
-        }
+        unsafe { *self.local() = SpanLocal::default() };
     }
 }
 
@@ -240,10 +241,9 @@ pub(crate) fn owner_heap(word: *mut HeapRecord) -> *mut HeapRecord {
 impl SpanLocal {
     /// The state of a span just assigned to a class, or emptied: no free
     /// list, every slot fresh.
-    pub(crate) fn fresh(class: u8, slots: u32, resident: bool) -> SpanLocal {
+    pub(crate) fn fresh(class: u8, slots: u32) -> SpanLocal {
         SpanLocal {
             class,
-            resident,
             slots,
             fresh: slots,
             free_head: NIL,
@@ -265,6 +265,21 @@ impl SpanLocal {
     }
 }
 
+/// Slots reserved from one span: a list of recycled slots followed by a
+/// contiguous run of fresh ones. Offsets are bytes from the frame's start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reservation {
+    pub frame: u32,
+    /// First recycled slot (valid when `list_len > 0`); each links the next.
+    pub list_head: u32,
+    pub list_len: u32,
+    /// The run of fresh slots `[bump_start, bump_end)`.
+    pub bump_start: u32,
+    pub bump_end: u32,
+    /// Slots in all: the list's and the run's.
+    pub len: u32,
+}
+
 /// What [`crate::heap::current`] returns on a thread with no heap: never a
 /// span's owner (an owner is a real record, or null).
 pub(crate) const NO_HEAP: *mut HeapRecord = ptr::dangling_mut();
@@ -273,12 +288,16 @@ pub(crate) const NO_HEAP: *mut HeapRecord = ptr::dangling_mut();
 /// alone, with a plain load and store (no read-modify-write instruction),
 /// and read by `stats()` from anywhere. Sums over all heaps are taken with
 /// wrapping arithmetic, so one thread may subtract what another added.
+/// (The counters of threads without a heap are one static `Counters`,
+/// written with read-modify-writes.)
 #[derive(Default)]
 pub(crate) struct Counters {
     /// Slots reserved to batches, less the ones given back unused.
     pub batched_boxes: core::sync::atomic::AtomicU64,
-    /// Refills served.
+    /// Refills served, to batches and to scope runs.
     pub reserve_calls: core::sync::atomic::AtomicU64,
+    /// Slots reserved to scope runs, less the ones given back unused.
+    pub run_slots: core::sync::atomic::AtomicU64,
 }
 
 impl Counters {
@@ -291,12 +310,31 @@ impl Counters {
         );
     }
 
-    /// `[batched_boxes, reserve_calls]`.
-    pub(crate) fn read(&self) -> [u64; 2] {
+    /// `[batched_boxes, reserve_calls, run_slots]`.
+    pub(crate) fn read(&self) -> [u64; 3] {
         [
             self.batched_boxes.load(Ordering::Relaxed),
             self.reserve_calls.load(Ordering::Relaxed),
+            self.run_slots.load(Ordering::Relaxed),
         ]
+    }
+}
+
+/// Whose slots a reservation or a give-back counts as: a batch's or a
+/// scope run's (see [`Counters`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tally {
+    Batch,
+    Run,
+}
+
+impl Counters {
+    /// The counter of slots handed out for `tally`.
+    pub(crate) fn slots(&self, tally: Tally) -> &core::sync::atomic::AtomicU64 {
+        match tally {
+            Tally::Batch => &self.batched_boxes,
+            Tally::Run => &self.run_slots,
+        }
     }
 }
 
@@ -329,6 +367,73 @@ impl HeapLocal {
     }
 }
 
+/// The slots a thread's heap holds ready for one size class, handed out
+/// while a batch scope is open (see `runs.rs`): a contiguous run of fresh
+/// slots `[cur, end)`, then a list of recycled slots, all from the span of
+/// frame `frame`. Written by the owner only; atomics (relaxed, so plain
+/// loads and stores) so that `stats()` may read how many are left from
+/// another thread. One cache line each, so that finding a class's run is
+/// a shift.
+#[repr(C, align(64))]
+pub(crate) struct Run {
+    /// Bytes per slot of the run's class: the bump's stride. Fixed.
+    pub size: u32,
+    pub cur: core::sync::atomic::AtomicPtr<u8>,
+    pub end: core::sync::atomic::AtomicPtr<u8>,
+    /// First recycled slot, each linking the next by its offset in the frame.
+    pub list: core::sync::atomic::AtomicPtr<u8>,
+    /// Recycled slots left on `list`.
+    pub list_left: core::sync::atomic::AtomicU32,
+    /// The frame all of the run's slots are in.
+    pub frame: core::sync::atomic::AtomicU32,
+    /// Slots the next refill asks for; grows geometrically up to a span.
+    pub want: core::sync::atomic::AtomicU32,
+}
+
+impl Run {
+    /// An empty run of slots of `size` bytes.
+    const fn empty(size: u32) -> Run {
+        Run {
+            size,
+            cur: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
+            end: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
+            list: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
+            list_left: core::sync::atomic::AtomicU32::new(0),
+            frame: core::sync::atomic::AtomicU32::new(0),
+            want: core::sync::atomic::AtomicU32::new(0),
+        }
+    }
+}
+
+/// One empty run per class.
+const EMPTY_RUNS: [Run; NUM_CLASSES] = {
+    let mut runs = [const { Run::empty(0) }; NUM_CLASSES];
+    let mut class = 0;
+    while class < NUM_CLASSES {
+        runs[class] = Run::empty(CLASSES[class].size);
+        class += 1;
+    }
+    runs
+};
+
+/// The class of an allocation of up to [`MAX_SMALL_SIZE`] bytes at an
+/// alignment of at most 8, indexed by its size in 8-byte words (rounded
+/// up). Every entry is a class (a size of 0 never reaches an allocator), so
+/// it can index the runs without a check.
+pub(crate) const CLASS_BY_WORDS: [u8; WORD_CLASSES] = {
+    let mut table = [0; WORD_CLASSES];
+    let mut words = 1;
+    while words < WORD_CLASSES {
+        table[words] = class_for(words * 8, 8);
+        assert!((table[words] as usize) < NUM_CLASSES);
+        words += 1;
+    }
+    table
+};
+
+/// Entries of [`CLASS_BY_WORDS`].
+pub(crate) const WORD_CLASSES: usize = MAX_SMALL_SIZE / 8 + 1;
+
 /// A heap, as other threads and `stats()` see it. Made once, in the
 /// region's own memory, and never freed (see `record.rs`). The mailbox,
 /// which other threads push to, has a cache line of its own.
@@ -343,6 +448,12 @@ pub(crate) struct HeapRecord {
     /// Claimed by a live thread.
     pub in_use: core::sync::atomic::AtomicBool,
     pub counters: Counters,
+    /// The runs batch scopes allocate from, one per size class.
+    pub runs: [Run; NUM_CLASSES],
+    /// [`CLASS_BY_WORDS`], copied beside the runs, so that the allocator
+    /// path finds a size's run from the heap it already holds, without
+    /// reaching another crate's static.
+    pub class_by_words: [u8; WORD_CLASSES],
     local: UnsafeCell<HeapLocal>,
 }
 
@@ -359,6 +470,8 @@ impl HeapRecord {
             next: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
             in_use: core::sync::atomic::AtomicBool::new(in_use),
             counters: Counters::default(),
+            runs: EMPTY_RUNS,
+            class_by_words: CLASS_BY_WORDS,
             local: UnsafeCell::new(HeapLocal {
                 queues: [ClassQueues::default(); NUM_CLASSES],
             }),

@@ -1,10 +1,14 @@
 //! Memory goes back to the operating system: after a large structure of
 //! batched boxes is dropped, the process's resident memory falls to within
-//! the resident pool's limit of where it started.
+//! the resident pool's limit of where it started, by itself once the freed
+//! frames have waited the decay delay unused and the program goes on
+//! working, or at once on `trim()`.
 
 #![cfg(all(target_os = "linux", not(miri)))]
 
-use batch_alloc_rt::{stats, Batch, BatchAlloc};
+use std::time::Duration;
+
+use batch_alloc_rt::{stats, trim, Batch, BatchAlloc};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -19,8 +23,9 @@ fn resident_bytes() -> u64 {
     kib * 1024
 }
 
-#[test]
-fn dropping_a_large_structure_returns_its_memory() {
+/// Builds and drops 256 MiB of batched boxes; returns the resident bytes
+/// before and with the structure.
+fn build_and_drop() -> (u64, u64) {
     const BOXES: usize = 2_000_000; // 256 MiB of 128-byte slots
     let start = resident_bytes();
     let mut boxes: Vec<Box<[u64; 16]>> = Vec::with_capacity(BOXES);
@@ -36,6 +41,26 @@ fn dropping_a_large_structure_returns_its_memory() {
         "the structure is resident: {start} -> {full}"
     );
     drop(boxes);
+    (start, full)
+}
+
+/// Work that takes frames and gives them back, as a running program does.
+fn keep_working() {
+    for _ in 0..4 {
+        let mut batch = Batch::with_capacity(4_000);
+        let boxes: Vec<Box<[u64; 64]>> = (0..4_000).map(|i| batch.alloc([i; 64])).collect();
+        drop(batch);
+        drop(boxes);
+    }
+}
+
+#[test]
+fn dropping_a_large_structure_returns_its_memory() {
+    let (start, full) = build_and_drop();
+    // Reused at once, the frames would still be there; left alone past the
+    // decay delay, they go back at the program's next frame traffic.
+    std::thread::sleep(Duration::from_millis(300));
+    keep_working();
     let after = resident_bytes();
     let s = stats();
     println!(
@@ -51,4 +76,12 @@ fn dropping_a_large_structure_returns_its_memory() {
         after < start + (40 << 20),
         "memory not returned: {start} -> {full} -> {after}"
     );
+    let (start, full) = build_and_drop();
+    trim();
+    let after = resident_bytes();
+    assert!(
+        after < start + (8 << 20),
+        "trim returned nothing: {start} -> {full} -> {after}"
+    );
+    assert_eq!(stats().cached_bytes, 0, "trim leaves nothing cached");
 }

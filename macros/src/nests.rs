@@ -1,8 +1,8 @@
-//! Finding loop nests: the loops of a scope that are not inside another loop
-//! of the same scope. Each nest gets its batches just outside its outermost
-//! loop.
+//! `#[batch_alloc(boxes)]`: finding loop nests, the loops of a body that are
+//! not inside another loop of the same body. Each nest gets its batches just
+//! outside its outermost loop.
 //!
-//! A scope is a function body, and also a closure body or an `async` block
+//! A body is a function body, and also a closure body or an `async` block
 //! met inside a loop: those may run after the loop ends (or on another
 //! thread, or never), so a loop inside one is a nest of its own, with batches
 //! inside the closure or block.
@@ -13,18 +13,18 @@ use syn::{Expr, ExprConst, Item, Macro, Pat, Type};
 use crate::emit::{self, Hint, Names};
 use crate::sites::Sites;
 
-/// Walks one scope and rewrites every loop nest in it.
-pub(crate) struct Scope<'a> {
+/// Walks one body and rewrites every loop nest in it.
+pub(crate) struct Nests<'a> {
     names: &'a mut Names,
 }
 
-impl<'a> Scope<'a> {
+impl<'a> Nests<'a> {
     pub(crate) fn new(names: &'a mut Names) -> Self {
-        Scope { names }
+        Nests { names }
     }
 }
 
-impl VisitMut for Scope<'_> {
+impl VisitMut for Nests<'_> {
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         match expr {
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => rewrite_nest(expr, self.names),
@@ -55,7 +55,7 @@ impl VisitMut for Scope<'_> {
     }
 }
 
-/// Input:  a `for`, `while` or `loop` expression that no loop of its scope
+/// Input:  a `for`, `while` or `loop` expression that no loop of its body
 ///         encloses.
 /// Output: the same loop, its `Box::new` calls rewritten, inside a block that
 ///         declares one batch per rewritten call (unchanged if it has none).
@@ -63,8 +63,8 @@ fn rewrite_nest(expr: &mut Expr, names: &mut Names) {
     let placeholder = || Expr::Verbatim(Default::default());
     match expr {
         Expr::ForLoop(for_loop) => {
-            // The head runs once, before the loop: it belongs to the scope.
-            Scope::new(names).visit_expr_mut(&mut for_loop.expr);
+            // The head runs once, before the loop: it belongs to the body.
+            Nests::new(names).visit_expr_mut(&mut for_loop.expr);
             let mut sites = Sites::new(names, Hint::Trip);
             sites.visit_block_mut(&mut for_loop.body);
             let sites = sites.finish();
@@ -99,6 +99,6 @@ fn rewrite_nest(expr: &mut Expr, names: &mut Names) {
                 *expr = emit::wrap_unsized(looped, &sites);
             }
         }
-        _ => visit_mut::visit_expr_mut(&mut Scope::new(names), expr),
+        _ => visit_mut::visit_expr_mut(&mut Nests::new(names), expr),
     }
 }

@@ -1,0 +1,247 @@
+//! The default mode: batch scopes.
+//!
+//! Every loop nest of a body (its outermost loops) gets a scope guard just
+//! outside it, which opens or joins this thread's batch scope when the
+//! loop's first iteration starts and puts back what it found when the loop
+//! ends, however it ends. Every `Box::new(value)` of the function takes its
+//! slot from the scope's run of its class when a scope is open on the
+//! thread (its own, or one a caller opened), and is `Box::new` otherwise.
+//! An `.await` inside a nest closes the scope before the await and opens
+//! it again after, so that no thread's scope is held while the future is
+//! suspended.
+//!
+//! A body is the function body, and also each closure body and `async`
+//! block: those may run after the loop, elsewhere, or never, so their loops
+//! are nests of their own with guards inside them, and their awaits are not
+//! the outer loop's.
+
+use std::mem;
+
+use proc_macro2::{Ident, Span};
+use quote::quote_spanned;
+use syn::visit_mut::{self, VisitMut};
+use syn::{
+    Block, Expr, ExprAwait, ExprCall, ExprConst, ExprPath, Item, Macro, Pat, Path, Stmt, Type,
+};
+
+use crate::box_new::is_box_new;
+use crate::emit::{block, private_path, take_attrs, Names};
+
+/// Rewrites one body: its loop nests, its `Box::new` calls, its awaits.
+pub(crate) struct Body<'a> {
+    names: &'a mut Names,
+    /// The guard of the nest being walked, if inside one.
+    guard: Option<Ident>,
+    /// Calls rewritten and nests guarded, in this body and the ones inside.
+    pub(crate) found: Found,
+}
+
+/// What a body held that the attribute rewrote.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Found {
+    pub loops: usize,
+    pub box_news: usize,
+}
+
+impl<'a> Body<'a> {
+    pub(crate) fn new(names: &'a mut Names) -> Self {
+        Body {
+            names,
+            guard: None,
+            found: Found::default(),
+        }
+    }
+
+    /// Walks a body met inside this one (a closure's, an `async` block's).
+    fn inner(&mut self, expr: &mut Expr) {
+        let mut inner = Body::new(self.names);
+        match expr {
+            Expr::Closure(closure) => inner.visit_expr_closure_mut(closure),
+            Expr::Async(block) => inner.visit_expr_async_mut(block),
+            _ => inner.visit_expr_mut(expr),
+        }
+        self.found.loops += inner.found.loops;
+        self.found.box_news += inner.found.box_news;
+    }
+
+    /// Input:  an outermost `for`, `while` or `loop` of this body
+    /// Output: `{ let mut __scopeN = Scope::new(); 'label: loop { __scopeN.enter(); body } }`
+    fn guard_nest(&mut self, expr: &mut Expr) {
+        let guard = self.names.scope();
+        self.found.loops += 1;
+        if let Expr::ForLoop(for_loop) = expr {
+            // The head runs once, before the loop: it belongs to the body.
+            self.visit_expr_mut(&mut for_loop.expr);
+        }
+        let outer = mem::replace(&mut self.guard, Some(guard.clone()));
+        match expr {
+            Expr::ForLoop(for_loop) => self.visit_block_mut(&mut for_loop.body),
+            Expr::While(while_loop) => {
+                self.visit_expr_mut(&mut while_loop.cond);
+                self.visit_block_mut(&mut while_loop.body);
+            }
+            Expr::Loop(plain_loop) => self.visit_block_mut(&mut plain_loop.body),
+            _ => {}
+        }
+        self.guard = outer;
+        let body = match expr {
+            Expr::ForLoop(for_loop) => &mut for_loop.body,
+            Expr::While(while_loop) => &mut while_loop.body,
+            Expr::Loop(plain_loop) => &mut plain_loop.body,
+            _ => return,
+        };
+        enter_first(body, &guard);
+        let attrs = take_attrs(expr);
+        let looped = mem::replace(expr, Expr::PLACEHOLDER);
+        let span = Span::mixed_site();
+        let scope = private_path("Scope");
+        let declaration = Stmt::Expr(
+            Expr::Verbatim(quote_spanned! {span=>
+                let mut #guard = #scope::new();
+            }),
+            None,
+        );
+        *expr = block(attrs, vec![declaration, Stmt::Expr(looped, None)]);
+    }
+}
+
+impl VisitMut for Body<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        match expr {
+            Expr::Call(call) if is_box_new(call) => {
+                // Inner calls first: `Box::new(Box::new(x))` rewrites both.
+                for arg in call.args.iter_mut() {
+                    self.visit_expr_mut(arg);
+                }
+                self.found.box_news += 1;
+                if let Expr::Call(call) = mem::replace(expr, Expr::PLACEHOLDER) {
+                    *expr = boxed_call(call);
+                }
+            }
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) if self.guard.is_none() => {
+                self.guard_nest(expr)
+            }
+            Expr::Await(_) if self.guard.is_some() => {
+                let Expr::Await(mut awaited) = mem::replace(expr, Expr::PLACEHOLDER) else {
+                    return;
+                };
+                self.visit_expr_mut(&mut awaited.base);
+                if let Some(guard) = &self.guard {
+                    *expr = suspended_await(awaited, guard);
+                }
+            }
+            Expr::Closure(_) | Expr::Async(_) => self.inner(expr),
+            _ => visit_mut::visit_expr_mut(self, expr),
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut Item) {
+        // Do not recurse into nested items: a nested `fn` is not part of this
+        // function, and carries its own `#[batch_alloc]` if it wants one.
+    }
+
+    fn visit_macro_mut(&mut self, _: &mut Macro) {
+        // Do not recurse into macro invocations: their tokens mean whatever
+        // the macro makes of them.
+    }
+
+    fn visit_expr_const_mut(&mut self, _: &mut ExprConst) {
+        // Do not recurse into `const` blocks: they run at compile time.
+    }
+
+    fn visit_type_mut(&mut self, _: &mut Type) {
+        // Types hold no code that runs.
+    }
+
+    fn visit_pat_mut(&mut self, _: &mut Pat) {
+        // Patterns hold no code that runs.
+    }
+}
+
+/// Input:  a loop body `{ stmts }`
+/// Output: `{ __scopeN.enter(); stmts }`
+fn enter_first(body: &mut Block, guard: &Ident) {
+    let span = Span::mixed_site();
+    let enter = Stmt::Expr(
+        Expr::Verbatim(quote_spanned! {span=>
+            #guard.enter();
+        }),
+        None,
+    );
+    body.stmts.insert(0, enter);
+}
+
+/// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
+/// Output: `::batch_alloc::__private::boxed(Box::new, value)`
+///
+/// As in `boxes` mode, the user's own `Box::new` path is passed along and
+/// never called, so that the compiler checks it is the standard one.
+fn boxed_call(call: ExprCall) -> Expr {
+    let ExprCall {
+        attrs,
+        func,
+        paren_token,
+        args,
+    } = call;
+    let mut new_args = syn::punctuated::Punctuated::new();
+    new_args.push(*func);
+    new_args.extend(args);
+    Expr::Call(ExprCall {
+        attrs,
+        func: Box::new(Expr::Path(ExprPath {
+            attrs: Vec::new(),
+            qself: None,
+            path: private_path("boxed"),
+        })),
+        paren_token,
+        args: new_args,
+    })
+}
+
+/// Input:  `future.await` inside a nest guarded by `__scopeN`
+/// Output:
+/// ```text
+/// match future {
+///     __future => {
+///         __scopeN.suspend();
+///         let __output = __future.await;
+///         __scopeN.resume();
+///         __output
+///     }
+/// }
+/// ```
+///
+/// The `match` keeps the temporaries of `future` alive until the await is
+/// done, as they were; the guard holds nothing while the future is
+/// suspended, and a future dropped at the await leaves it holding nothing.
+fn suspended_await(awaited: ExprAwait, guard: &Ident) -> Expr {
+    let span = Span::mixed_site();
+    let ExprAwait {
+        attrs,
+        base,
+        dot_token,
+        await_token,
+    } = awaited;
+    let future = Ident::new("__future", span);
+    let output = Ident::new("__output", span);
+    let resumed = ExprAwait {
+        attrs,
+        base: Box::new(Expr::Path(ExprPath {
+            attrs: Vec::new(),
+            qself: None,
+            path: Path::from(future.clone()),
+        })),
+        dot_token,
+        await_token,
+    };
+    Expr::Verbatim(quote_spanned! {span=>
+        match #base {
+            #future => {
+                #guard.suspend();
+                let #output = #resumed;
+                #guard.resume();
+                #output
+            }
+        }
+    })
+}

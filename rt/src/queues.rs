@@ -1,0 +1,353 @@
+//! A heap's spans: the class queues that hold them, and the slots that come
+//! back to them (remote lists collected, frees' after-work, batches' and
+//! runs' unused slots given back), until a span is empty and goes back to
+//! the pool. Everything here is given the heap it works on; which heap is
+//! this thread's is `heap.rs`'s business.
+
+use crate::class;
+use crate::link::{self, tail_of, write_link};
+use crate::record::count_given_back;
+use crate::region::{self, frame_base};
+use crate::remote::{self, Pushed, Take};
+use crate::sync::{window, Ordering};
+use crate::types::{
+    link_to, linked_frame, owner_heap, owner_word, HeapLocal, HeapRecord, Reservation, Span, Tally,
+    NIL, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+};
+
+// ---- class queues ----
+
+fn queue_head(local: &mut HeapLocal, class: u8, queue: u8) -> &mut u32 {
+    let queues = local.queues_of(class);
+    match queue {
+        QUEUE_AVAIL => &mut queues.avail,
+        _ => &mut queues.full,
+    }
+}
+
+/// Puts a span at the front of one of its class's queues.
+///
+/// # Safety
+/// - This thread owns the span, which is on no queue, and holds no
+///   reference from `Span::local` for it or its new neighbour.
+pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
+    let span = region::span(frame);
+    if queue == QUEUE_AVAIL {
+        // SAFETY: the caller holds no reference to this span's state.
+        let class = unsafe { span.local().class };
+        if let Some(head) = linked_frame(local.queues_of(class).avail) {
+            let old = region::span(head);
+            if head != frame && old.used() == 0 {
+                // The old head would stop being the head while empty.
+                // SAFETY: the old head is another span of this heap.
+                unsafe { release_if_idle(local, head, old) };
+            }
+        }
+    }
+    // SAFETY: the caller owns the span and holds no reference to its state.
+    let sl = unsafe { span.local() };
+    let head = queue_head(local, sl.class, queue);
+    sl.queue = queue;
+    let heap = owner_heap(span.owner.load(Ordering::Relaxed));
+    span.owner
+        .store(owner_word(heap, queue == QUEUE_FULL), Ordering::Relaxed);
+    sl.prev = 0;
+    sl.next = *head;
+    if let Some(next) = linked_frame(*head) {
+        // SAFETY: the neighbour is another span of this heap.
+        unsafe { region::span(next).local().prev = link_to(frame) };
+    }
+    *head = link_to(frame);
+}
+
+/// Takes a span off whichever queue holds it.
+///
+/// # Safety
+/// - This thread owns the span and holds no reference from `Span::local`
+///   for it or its neighbours.
+pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: u32) {
+    // SAFETY: the caller owns the span and holds no reference to its state.
+    let sl = unsafe { region::span(frame).local() };
+    let (prev, next, queue) = (sl.prev, sl.next, sl.queue);
+    sl.queue = QUEUE_NONE;
+    sl.prev = 0;
+    sl.next = 0;
+    if let Some(prev_frame) = linked_frame(prev) {
+        // SAFETY: the neighbour is another span of this heap.
+        unsafe { region::span(prev_frame).local().next = next };
+    } else if queue != QUEUE_NONE {
+        *queue_head(local, sl.class, queue) = next;
+    }
+    if let Some(next_frame) = linked_frame(next) {
+        // SAFETY: the neighbour is another span of this heap.
+        unsafe { region::span(next_frame).local().prev = prev };
+    }
+}
+
+/// Moves a span between its class's queues.
+///
+/// # Safety
+/// - As for [`unlink`].
+pub(crate) unsafe fn move_to(local: &mut HeapLocal, frame: u32, queue: u8) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        unlink(local, frame);
+        push_front(local, frame, queue);
+    }
+}
+
+// ---- slots coming back to the owner ----
+
+/// Splices a remote list of `n` slots starting at `head` onto the span's
+/// free list and stops counting them as used. Owner only.
+///
+/// # Safety
+/// - This thread owns the span, the list was just taken from its remote
+///   word, and no reference from `Span::local` for it is live.
+pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
+    if n == 0 {
+        return;
+    }
+    // SAFETY: the caller owns the span and holds no reference to its state.
+    let sl = unsafe { span.local() };
+    if sl.free_head != NIL {
+        let base = frame_base(frame);
+        let key = link::key(span);
+        // SAFETY: the list's slots are free slots of this span whose links
+        // the take's acquire made visible.
+        let tail = unsafe { tail_of(base, head, n, key) };
+        // SAFETY: the tail is a free slot of this span, now the owner's.
+        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
+    }
+    sl.free_head = head;
+    let Some(used) = span.used().checked_sub(n) else {
+        crate::fatal::fatal("batch-alloc: more slots freed into a span than were out");
+    };
+    span.set_used(used);
+}
+
+/// Takes every span that remote frees put in the mailbox off the full
+/// queue, collecting what was freed. Owner only.
+#[inline]
+pub(crate) fn drain_mailbox(heap: &HeapRecord, local: &mut HeapLocal) {
+    if !heap.mailbox.is_empty() {
+        drain_mailbox_slow(heap, local);
+    }
+}
+
+#[cold]
+fn drain_mailbox_slow(heap: &HeapRecord, local: &mut HeapLocal) {
+    let mut top = heap.mailbox.take_all();
+    window();
+    while let Some(frame) = linked_frame(top) {
+        let span = region::span(frame);
+        top = span.mail_next.load(Ordering::Relaxed);
+        // The pusher has linked the span in; let it finish clearing
+        // NOTIFYING so that re-arming cannot start a second notification.
+        remote::quiesce(span);
+        // SAFETY: spans in the mailbox belong to this heap.
+        let in_full = unsafe { span.local().queue } == QUEUE_FULL;
+        let (head, n) = remote::take(
+            span,
+            Take {
+                from_mailbox: true,
+                arm_if_empty: in_full,
+            },
+        );
+        // SAFETY: this thread owns the span; no local reference is live.
+        unsafe {
+            merge_remote(frame, span, head, n);
+            if n != 0 && in_full {
+                move_to(local, frame, QUEUE_AVAIL);
+            }
+        }
+        if span.used() == 0 {
+            span_emptied(local, frame, span);
+        }
+    }
+}
+
+/// A span on this heap has no slot out: the head of its avail queue starts
+/// over with a fresh run, any other goes back to the pool. Owner only.
+pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
+    // SAFETY: the span belongs to this heap; no other local reference is live.
+    let sl = unsafe { span.local() };
+    sl.restart();
+    let class = sl.class;
+    if sl.queue == QUEUE_FULL {
+        // SAFETY: as above; `sl` is not used past this point.
+        unsafe { move_to(local, frame, QUEUE_AVAIL) };
+    } else if local.queues_of(class).avail != link_to(frame) {
+        // SAFETY: as above.
+        unsafe { release_if_idle(local, frame, span) };
+    }
+}
+
+/// Releases an empty span unless it is in the mailbox, which must be drained
+/// first; the drain looks at it again.
+///
+/// # Safety
+/// - This thread owns the span, which is empty, and holds no reference
+///   from `Span::local` for it or its neighbours.
+unsafe fn release_if_idle(local: &mut HeapLocal, frame: u32, span: &Span) {
+    if !remote::in_mailbox(span) {
+        // SAFETY: forwarded contract; no freer notifies a span not in the
+        // mailbox.
+        unsafe {
+            unlink(local, frame);
+            release(frame, span);
+        }
+    }
+}
+
+/// Returns a span with nothing out to the pool.
+///
+/// # Safety
+/// - The caller holds the span alone, no slot is out, it is on no queue and
+///   no freer is notifying.
+pub(crate) unsafe fn release(frame: u32, span: &Span) {
+    // SAFETY: the caller holds the span alone.
+    let class = unsafe { span.local().class };
+    // SAFETY: forwarded contract.
+    unsafe { region::release_frame(frame, class::shape(class).span_bytes()) };
+}
+
+/// After a local free or give-back: the span may have left the full queue or
+/// become empty. Owner only.
+#[cold]
+#[inline(never)]
+pub(crate) fn after_local_free(heap: &HeapRecord, frame: u32, span: &Span) {
+    // SAFETY: this thread owns the heap (the span's owner is its record) and
+    // the caller holds no reference to its state.
+    let local = unsafe { heap.local() };
+    // SAFETY: as above, for the span.
+    if unsafe { span.local().queue } == QUEUE_FULL {
+        // SAFETY: as above.
+        unsafe { move_to(local, frame, QUEUE_AVAIL) };
+    }
+    if span.used() == 0 {
+        span_emptied(local, frame, span);
+    }
+}
+
+/// Finishes what a remote push asked for: telling an owner whose span was
+/// full, or reclaiming an abandoned span whose last slot this was.
+#[inline]
+pub(crate) fn after_remote_push(pushed: Pushed, frame: u32, span: &Span) {
+    match pushed {
+        Pushed::Done => {}
+        Pushed::Notify => remote::notify_owner(frame, span),
+        Pushed::Reclaim => {
+            // SAFETY: the span is abandoned and every slot is free: nobody
+            // else can reach it, and abandoned spans are never armed.
+            unsafe { release(frame, span) }
+        }
+    }
+}
+
+// ---- slots given back ----
+
+/// Gives back the slots of a reservation that were never handed out, on
+/// whichever thread the batch ends; `heap` is that thread's heap, or
+/// `NO_HEAP`, and `tally` says whose slots they were.
+///
+/// # Safety
+/// - `unused` describes slots of a reservation this caller holds, still
+///   linked as the reservation handed them over, and never handed out.
+pub(crate) unsafe fn give_back(heap: *mut HeapRecord, unused: Reservation, tally: Tally) {
+    let frame = unused.frame;
+    let span = region::span(frame);
+    let size = span.slot_size.load(Ordering::Relaxed);
+    count_given_back(heap, unused.len, tally);
+    if owner_heap(span.owner.load(Ordering::Relaxed)) == heap {
+        // SAFETY: the span's owner is this thread's heap (never the no-heap
+        // marker); records are never freed.
+        let heap = unsafe { &*heap };
+        // SAFETY: forwarded contract; this thread owns the span.
+        unsafe { give_back_local(frame, span, unused, size) };
+        let Some(used) = span.used().checked_sub(unused.len) else {
+            crate::fatal::fatal("batch-alloc: more slots given back than were reserved");
+        };
+        span.set_used(used);
+        // SAFETY: as above, for the span's state.
+        let sl = unsafe { span.local() };
+        if sl.queue == QUEUE_FULL || span.used() == 0 {
+            after_local_free(heap, frame, span);
+        }
+    } else {
+        // SAFETY: forwarded contract.
+        unsafe { give_back_remote(frame, span, unused, size) };
+    }
+}
+
+/// # Safety
+/// - As for [`give_back`], and this thread owns the span.
+unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u32) {
+    let base = frame_base(frame);
+    let key = link::key(span);
+    // SAFETY: this thread owns the span; no other local reference is live.
+    let sl = unsafe { span.local() };
+    if unused.list_len > 0 {
+        // SAFETY: the list's slots are linked as reserved.
+        let tail = unsafe { tail_of(base, unused.list_head, unused.list_len, key) };
+        // SAFETY: the tail is an unused slot of the reservation.
+        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
+        sl.free_head = unused.list_head;
+    }
+    if unused.bump_end > unused.bump_start {
+        if sl.bump == unused.bump_end {
+            // Nothing was carved after the run: roll the bump back.
+            sl.bump = unused.bump_start;
+            sl.fresh += (unused.bump_end - unused.bump_start) / size;
+        } else {
+            let mut offset = unused.bump_start;
+            while offset < unused.bump_end {
+                // SAFETY: an unused slot of the reservation.
+                unsafe { write_link(base.wrapping_add(offset as usize), sl.free_head, key) };
+                sl.free_head = offset;
+                offset += size;
+            }
+        }
+    }
+}
+
+/// Links the unused slots into one chain (fresh run first, then the list)
+/// and pushes it onto the span's remote list in one operation.
+///
+/// # Safety
+/// - As for [`give_back`].
+unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u32) {
+    let base = frame_base(frame);
+    let key = link::key(span);
+    let mut last = None;
+    let mut offset = unused.bump_start;
+    while offset < unused.bump_end {
+        if let Some(previous) = last {
+            // SAFETY: an unused slot of the reservation.
+            unsafe { write_link(base.wrapping_add(previous as usize), offset, key) };
+        }
+        last = Some(offset);
+        offset += size;
+    }
+    if unused.list_len > 0 {
+        if let Some(previous) = last {
+            // SAFETY: as above.
+            unsafe { write_link(base.wrapping_add(previous as usize), unused.list_head, key) };
+        }
+        // SAFETY: the list's slots are linked as reserved.
+        last = Some(unsafe { tail_of(base, unused.list_head, unused.list_len, key) });
+    }
+    let first = if unused.bump_end > unused.bump_start {
+        unused.bump_start
+    } else {
+        unused.list_head
+    };
+    let Some(last) = last else { return };
+    let last = base.wrapping_add(last as usize);
+    // SAFETY: the chain's slots are the caller's to give up, and `last`
+    // derives from the frame base.
+    let link_last = |next| unsafe { write_link(last, next, key) };
+    // SAFETY: forwarded contract.
+    let pushed = unsafe { remote::push_chain(span, first, unused.len, link_last) };
+    after_remote_push(pushed, frame, span);
+}

@@ -1,0 +1,186 @@
+//! Scope runs: what a thread allocates from while a batch scope is open.
+//!
+//! A thread's heap keeps one [`Run`] per size class: slots reserved from one
+//! span in one refill, a contiguous stretch handed out by a pointer bump,
+//! then a list of recycled slots. While a scope is open (see `scope.rs`),
+//! annotated `Box::new` sites take their slot from the run of their class,
+//! known at compile time; a scope that captures also serves every other
+//! allocation the runtime can (`BatchAlloc::alloc`, `alloc_zeroed`,
+//! `realloc` of a size class it has) from the run of the class the layout
+//! maps to. The runs stay with the heap between scopes, so a scope costs
+//! nothing to open or close, and a short one does not pay for a refill;
+//! their unused slots go back when the thread exits. Every slot handed out
+//! is an ordinary slot of its span, freed by `dealloc` on any thread.
+
+use core::alloc::Layout;
+use core::ptr::NonNull;
+
+use crate::class::{self, class_for};
+use crate::config::{FIRST_REFILL, MAX_SMALL_SIZE};
+use crate::heap::{scope_heap, ScopeState};
+use crate::link::{self, read_link};
+use crate::region::{self, frame_base};
+use crate::reserve::reserve;
+use crate::sync::Ordering;
+use crate::types::{HeapRecord, Run, Tally};
+
+/// The fast path of a capturing scope's allocation: a bump from the run of
+/// `layout`'s class, for the sizes and alignments of everyday types.
+/// `None` when that is not enough (a run used up, a large or over-aligned
+/// layout): the caller takes [`alloc_in_scope`] with [`class_of_layout`].
+/// Calls nothing, so that the caller needs no stack frame.
+///
+/// `state` is the open scope's state, read by the caller.
+#[inline(always)]
+pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull<u8>> {
+    if layout.size() > MAX_SMALL_SIZE || layout.align() > 8 {
+        return None;
+    }
+    // SAFETY: an open scope's state names this thread's heap record, and
+    // records are never freed.
+    let heap = unsafe { &*scope_heap(state) };
+    let class = heap.class_by_words[layout.size().div_ceil(8)];
+    // SAFETY: every entry of the table is a class, below the runs' count.
+    let run = unsafe { heap.runs.get_unchecked(class as usize) };
+    bump(run)
+}
+
+/// The next fresh slot of `run`, if its stretch is not used up.
+#[inline(always)]
+fn bump(run: &Run) -> Option<NonNull<u8>> {
+    let cur = run.cur.load(Ordering::Relaxed);
+    if cur == run.end.load(Ordering::Relaxed) {
+        return None;
+    }
+    run.cur
+        .store(cur.wrapping_add(run.size as usize), Ordering::Relaxed);
+    // SAFETY: the slot is this thread's, reserved and never handed out.
+    unsafe { link::on_handout(cur) };
+    // SAFETY: a run with slots in its stretch starts at a slot, never null
+    // (an empty run has both ends null, and returned above).
+    Some(unsafe { NonNull::new_unchecked(cur) })
+}
+
+/// The class that serves `layout`, or [`NO_CLASS`].
+#[cold]
+#[inline(never)]
+pub(crate) fn class_of_layout(layout: Layout) -> u8 {
+    class_for(layout.size(), layout.align())
+}
+
+/// A slot of `class` from the open scope `state`'s runs, or `None` if
+/// `class` is [`NO_CLASS`] or the runtime cannot reserve one.
+#[inline(always)]
+pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>> {
+    // SAFETY: an open scope's state names this thread's heap record, and
+    // records are never freed.
+    let runs = unsafe { &(*scope_heap(state)).runs };
+    let run = runs.get(class as usize)?;
+    match bump(run) {
+        Some(slot) => Some(slot),
+        None => next_slot(run, class),
+    }
+}
+
+/// Once the run's stretch of fresh slots is used up: a recycled slot, or
+/// the first of a new reservation (`None` if none can be had).
+#[cold]
+#[inline(never)]
+fn next_slot(run: &Run, class: u8) -> Option<NonNull<u8>> {
+    if run.list_left.load(Ordering::Relaxed) == 0 && !refill(run, class) {
+        return None;
+    }
+    if let Some(slot) = bump(run) {
+        return Some(slot);
+    }
+    let slot = pop_recycled(run);
+    // SAFETY: a run's slots are this thread's, reserved, never handed out.
+    unsafe { link::on_handout(slot) };
+    NonNull::new(slot)
+}
+
+/// The next slot of the run's recycled list, which is not empty.
+fn pop_recycled(run: &Run) -> *mut u8 {
+    let frame = run.frame.load(Ordering::Relaxed);
+    let slot = run.list.load(Ordering::Relaxed);
+    let key = link::key(region::span(frame));
+    // SAFETY: a recycled slot of the run's reservation, linked when it was
+    // freed; the last one's link is read but not followed.
+    let next = unsafe { read_link(slot, key) };
+    run.list.store(
+        frame_base(frame).wrapping_add(next as usize),
+        Ordering::Relaxed,
+    );
+    run.list_left.store(
+        run.list_left.load(Ordering::Relaxed).saturating_sub(1),
+        Ordering::Relaxed,
+    );
+    slot
+}
+
+/// Reserves the run's next slots, which must all have been handed out.
+/// False when the runtime has none to give (no region, no memory).
+fn refill(run: &Run, class: u8) -> bool {
+    let span_slots = class::shape(class).slots;
+    let want = match run.want.load(Ordering::Relaxed) {
+        0 => FIRST_REFILL as u32,
+        want => want,
+    }
+    .clamp(1, span_slots);
+    run.want
+        .store(want.saturating_mul(2).min(span_slots), Ordering::Relaxed);
+    let Some(reservation) = reserve(class, want, false, Tally::Run) else {
+        return false;
+    };
+    let base = frame_base(reservation.frame);
+    run.frame.store(reservation.frame, Ordering::Relaxed);
+    run.cur.store(
+        base.wrapping_add(reservation.bump_start as usize),
+        Ordering::Relaxed,
+    );
+    run.end.store(
+        base.wrapping_add(reservation.bump_end as usize),
+        Ordering::Relaxed,
+    );
+    run.list.store(
+        base.wrapping_add(reservation.list_head as usize),
+        Ordering::Relaxed,
+    );
+    run.list_left.store(reservation.list_len, Ordering::Relaxed);
+    true
+}
+
+/// Slots the runs of `heap` hold and have not handed out, for statistics
+/// (read from any thread: a snapshot, exact when the owner is quiet).
+pub(crate) fn unused_slots(heap: &HeapRecord) -> u64 {
+    let mut unused = 0;
+    for run in &heap.runs {
+        let cur = run.cur.load(Ordering::Relaxed).addr();
+        let end = run.end.load(Ordering::Relaxed).addr();
+        unused += (end.saturating_sub(cur) / run.size.max(1) as usize) as u64;
+        unused += run.list_left.load(Ordering::Relaxed) as u64;
+    }
+    unused
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class::NO_CLASS;
+    use crate::types::CLASS_BY_WORDS;
+
+    #[test]
+    fn the_word_table_picks_the_class_search_would() {
+        for size in 1..=MAX_SMALL_SIZE {
+            for align in [1, 2, 4, 8] {
+                assert_eq!(
+                    CLASS_BY_WORDS[size.div_ceil(8)],
+                    class_for(size, align),
+                    "{size} {align}"
+                );
+            }
+        }
+        let large = Layout::from_size_align(MAX_SMALL_SIZE + 1, 8).unwrap();
+        assert_eq!(class_of_layout(large), NO_CLASS);
+    }
+}
