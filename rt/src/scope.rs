@@ -190,6 +190,15 @@ impl Drop for Scope {
     }
 }
 
+/// Whether a batch scope is open on this thread, and whether it captures:
+/// `None`, `Some(false)` or `Some(true)`. For tests and diagnostics; not
+/// public API.
+#[doc(hidden)]
+pub fn scope_on_this_thread() -> Option<bool> {
+    let state = heap::scope_state();
+    (state != NO_SCOPE).then(|| heap::captures(state))
+}
+
 /// What `#[batch_alloc]` makes of `Box::new(value)` in a scoped function:
 /// a slot of `T`'s class from the open scope's run, or `Box::new` when no
 /// scope is open or `T` is not batched. Not public API.
