@@ -15,6 +15,7 @@ use core::ptr;
 
 use crate::class::NUM_CLASSES;
 use crate::os;
+use crate::outbox;
 use crate::queues::{drain_mailbox, give_back, release};
 use crate::record::claim_record;
 use crate::region::{self, frame_base};
@@ -133,6 +134,7 @@ fn retire_current() {
     // SAFETY: records are never freed; this thread owns it and nothing else
     // of this thread touches it while the guard runs.
     let record = unsafe { &*heap };
+    outbox::send_all(record);
     give_back_runs(record);
     // SAFETY: as above.
     let local = unsafe { record.local() };

@@ -42,11 +42,12 @@
 // 5. region                address space, frames, the pool, span reset
 // 6. remote, record        the cross-thread word protocol; the heap registry
 // 7. queues                a heap's spans: queues, slots coming back
-// 8. heap                  this thread's heap and scope state; thread exit
-// 9. reserve, free         refills; frees
-// 10. runs                 the runs scopes allocate from
-// 11. global, stats        the allocator wrapper and its probe; statistics
-// 12. batch, scope         loop-scoped batches; batch scopes
+// 8. outbox                remote frees, collected and sent in chains
+// 9. heap                  this thread's heap and scope state; thread exit
+// 10. reserve, free        refills; frees
+// 11. runs                 the runs scopes allocate from
+// 12. global, stats        the allocator wrapper and its probe; statistics
+// 13. batch, scope         loop-scoped batches; batch scopes
 mod batch;
 mod class;
 mod config;
@@ -57,6 +58,7 @@ mod growth;
 mod heap;
 mod link;
 mod os;
+mod outbox;
 mod queues;
 mod record;
 mod region;

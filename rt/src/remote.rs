@@ -184,6 +184,14 @@ pub(crate) fn in_mailbox(span: &Span) -> bool {
     span.remote.load(Ordering::Relaxed) & IN_MAILBOX != 0
 }
 
+/// Whether a free into the span should be pushed now rather than wait in
+/// an outbox: its owner waits for one (armed), or is gone (abandoned). A
+/// plain load.
+#[inline]
+pub(crate) fn needs_prompt_free(span: &Span) -> bool {
+    span.remote.load(Ordering::Relaxed) & (ARMED | ABANDONED) != 0
+}
+
 /// Whether frees wait on the remote list: a plain load, for the owner to
 /// skip [`take`] when there is nothing to take.
 #[inline]

@@ -5,6 +5,7 @@
 use crate::class;
 use crate::heap;
 use crate::link::{self, read_link};
+use crate::outbox;
 use crate::queues::{drain_mailbox, merge_remote, move_to, push_front};
 use crate::record::count_reserve;
 use crate::region::{self, frame_base};
@@ -67,7 +68,7 @@ fn reserve_fresh_run(class: u8, want: u32, tally: Tally) -> Option<Reservation> 
     }
     // SAFETY: records are never freed, and this one is this thread's.
     let heap = unsafe { &*heap };
-    if !heap.mailbox.is_empty() {
+    if !heap.mailbox.is_empty() || heap.outbox_slots.load(Ordering::Relaxed) != 0 {
         return None;
     }
     // SAFETY: this thread owns its heap; reserve is never re-entered.
@@ -101,10 +102,11 @@ fn reserve_fresh_run(class: u8, want: u32, tally: Tally) -> Option<Reservation> 
 }
 
 /// Every other refill: a new heap, the mailbox, recycled or remotely freed
-/// slots, a span running out, a new span.
+/// slots, a span running out, a new span; and the outbox's chains go out.
 #[inline(never)]
 fn reserve_slow(class: u8, want: u32, known: bool, tally: Tally) -> Option<Reservation> {
     let heap = heap::current_or_init()?;
+    outbox::send_all(heap);
     // SAFETY: this thread owns its heap, and reserve is never re-entered: it
     // calls no allocator while the reference is live.
     let local = unsafe { heap.local() };
