@@ -73,7 +73,7 @@ impl<'a> Body<'a> {
             // The head runs once, before the loop: it belongs to the body.
             self.visit_expr_mut(&mut for_loop.expr);
         }
-        let outer = mem::replace(&mut self.guard, Some(guard.clone()));
+        let outer = self.guard.replace(guard.clone());
         match expr {
             Expr::ForLoop(for_loop) => self.visit_block_mut(&mut for_loop.body),
             Expr::While(while_loop) => {

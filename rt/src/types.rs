@@ -436,7 +436,7 @@ impl Run {
 }
 
 /// One empty run per class.
-const EMPTY_RUNS: [Run; NUM_CLASSES] = {
+const fn empty_runs() -> [Run; NUM_CLASSES] {
     let mut runs = [const { Run::empty(0) }; NUM_CLASSES];
     let mut class = 0;
     while class < NUM_CLASSES {
@@ -444,7 +444,7 @@ const EMPTY_RUNS: [Run; NUM_CLASSES] = {
         class += 1;
     }
     runs
-};
+}
 
 /// The class of an allocation of up to [`MAX_SMALL_SIZE`] bytes at an
 /// alignment of at most 8, indexed by its size in 8-byte words (rounded
@@ -503,7 +503,7 @@ impl HeapRecord {
             next: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
             in_use: core::sync::atomic::AtomicBool::new(in_use),
             counters: Counters::default(),
-            runs: EMPTY_RUNS,
+            runs: empty_runs(),
             class_by_words: CLASS_BY_WORDS,
             outbox_slots: core::sync::atomic::AtomicU32::new(0),
             local: UnsafeCell::new(HeapLocal {
