@@ -238,10 +238,14 @@ impl RawBatch {
     #[inline(never)]
     fn refill(&mut self, class: u8, stride: usize) -> Option<NonNull<u8>> {
         self.settle();
-        let reservation = if class != NO_CLASS && is_active() {
+        let heap = match class != NO_CLASS && is_active() {
+            true => heap::current_or_init(),
+            false => None,
+        };
+        let reservation = if let Some(heap) = heap {
             let known = self.hint > 0;
             let want = self.next_want(class);
-            reserve(class, want, known, Tally::Batch)
+            reserve(heap, class, want, known, Tally::Batch)
         } else {
             None
         };

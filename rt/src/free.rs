@@ -219,7 +219,7 @@ impl Slot {
     /// # Safety
     /// - The slot is given up by its box and nobody else uses it.
     unsafe fn write_word(self, at: usize, value: u32) {
-        if at + 4 <= self.size {
+        if at.wrapping_add(4) <= self.size {
             // SAFETY: the box's pointer covers the four bytes.
             unsafe {
                 self.ptr
@@ -230,7 +230,7 @@ impl Slot {
         } else {
             for (i, byte) in value.to_ne_bytes().into_iter().enumerate() {
                 // SAFETY: each byte through a pointer that covers it.
-                unsafe { self.byte(at + i).write(byte) };
+                unsafe { self.byte(at.wrapping_add(i)).write(byte) };
             }
         }
     }
@@ -240,14 +240,14 @@ impl Slot {
     /// # Safety
     /// - As for [`Slot::write_word`].
     unsafe fn read_word(self, at: usize) -> u32 {
-        if at + 4 <= self.size {
+        if at.wrapping_add(4) <= self.size {
             // SAFETY: the box's pointer covers the four bytes.
             return unsafe { self.ptr.wrapping_add(at).cast::<u32>().read_unaligned() };
         }
         let mut bytes = [0; 4];
         for (i, byte) in bytes.iter_mut().enumerate() {
             // SAFETY: each byte through a pointer that covers it.
-            *byte = unsafe { self.byte(at + i).read() };
+            *byte = unsafe { self.byte(at.wrapping_add(i)).read() };
         }
         u32::from_ne_bytes(bytes)
     }
