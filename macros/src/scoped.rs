@@ -30,7 +30,8 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, ExprAwait, ExprCall, ExprConst, ExprPath, Item, Macro, Pat, Path, Stmt, Type};
 
 use crate::box_new::is_box_new;
-use crate::emit::{block, private_path, take_attrs, Names};
+use crate::emit::{block, private_path, site, take_attrs, Names};
+use syn::spanned::Spanned;
 
 /// Rewrites one body: its loop nests, its `Box::new` calls, its awaits.
 pub(crate) struct Body<'a> {
@@ -89,13 +90,16 @@ impl<'a> Body<'a> {
             _ => {}
         }
         self.guard = outer;
+        let at = site("Loop", expr.span());
         let attrs = take_attrs(expr);
         let looped = mem::replace(expr, Expr::PLACEHOLDER);
         let span = Span::mixed_site();
         let scope = private_path("Scope");
+        let enter_at = private_path("enter_at");
         let declaration = Stmt::Expr(
             Expr::Verbatim(quote_spanned! {span=>
-                let mut #guard = #scope::new(); #guard.enter();
+                let mut #guard = #scope::new();
+                #enter_at(#at, &mut #guard);
             }),
             None,
         );
@@ -157,11 +161,12 @@ impl VisitMut for Body<'_> {
 }
 
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
-/// Output: `::batch_alloc::__private::boxed(Box::new, value)`
+/// Output: `::batch_alloc::__private::boxed_at(SITE, Box::new, value)`
 ///
 /// As in `boxes` mode, the user's own `Box::new` path is passed along and
 /// never called, so that the compiler checks it is the standard one.
 fn boxed_call(call: ExprCall) -> Expr {
+    let at = site("Boxed", call.span());
     let ExprCall {
         attrs,
         func,
@@ -169,6 +174,7 @@ fn boxed_call(call: ExprCall) -> Expr {
         args,
     } = call;
     let mut new_args = syn::punctuated::Punctuated::new();
+    new_args.push(at);
     new_args.push(*func);
     new_args.extend(args);
     Expr::Call(ExprCall {
@@ -176,7 +182,7 @@ fn boxed_call(call: ExprCall) -> Expr {
         func: Box::new(Expr::Path(ExprPath {
             attrs: Vec::new(),
             qself: None,
-            path: private_path("boxed"),
+            path: private_path("boxed_at"),
         })),
         paren_token,
         args: new_args,

@@ -79,7 +79,10 @@ pub use global::{is_active, BatchAlloc};
 pub use global::no_panic_proof;
 pub use growth::{default_growth, set_default_growth, Growth};
 pub use region::trim;
-pub use scope::{boxed, capture, scope_on_this_thread, set_capture, Capture, Scope};
+pub use scope::{
+    at_exit, batchable, boxed, capture, scope_on_this_thread, set_capture, try_boxed, Capture,
+    Scope,
+};
 pub use stats::{stats, Stats};
 
 /// The size classes batches serve, smallest first.

@@ -134,6 +134,16 @@ impl Scope {
     pub fn resume(&mut self) {
         self.enter();
     }
+
+    /// Whether the guard opened this thread's scope (`Some(true)`), joined
+    /// one or could not open one (`Some(false)`), or holds nothing yet
+    /// (`None`): for the per-site report.
+    pub fn opened(&self) -> Option<bool> {
+        match self.held {
+            IDLE => None,
+            held => Some(held == OPENED),
+        }
+    }
 }
 
 /// Opens this thread's scope, or finds one open: returns what the guard
@@ -207,6 +217,30 @@ pub fn scope_on_this_thread() -> Option<bool> {
     heap::is_open(state).then(|| heap::captures(state))
 }
 
+/// `value` boxed in a slot of the open scope, or handed back if no scope is
+/// open, `T` is not batched or there is no memory: what [`boxed`] does, for
+/// the per-site report. Not public API.
+#[doc(hidden)]
+#[inline(always)]
+pub fn try_boxed<T>(value: T) -> Result<Box<T>, T> {
+    let state = heap::scope_state();
+    let class = const { class_of::<T>() };
+    if heap::is_open(state) && class != NO_CLASS {
+        if let Some(slot) = alloc_in_scope(state, class) {
+            // SAFETY: as in `boxed`.
+            return Ok(unsafe { box_in_slot(slot, value) });
+        }
+    }
+    Err(value)
+}
+
+/// Whether the runtime serves `T` at all (a size class fits it): for the
+/// per-site report. Not public API.
+#[doc(hidden)]
+pub const fn batchable<T>() -> bool {
+    class_of::<T>() != NO_CLASS
+}
+
 /// What `#[batch_alloc]` makes of `Box::new(value)` in a scoped function:
 /// a slot of `T`'s class from the open scope's run, or `Box::new` when no
 /// scope is open or `T` is not batched. Not public API.
@@ -224,4 +258,12 @@ pub fn boxed<T>(value: T) -> Box<T> {
         }
     }
     Box::new(value)
+}
+
+/// Runs `f` when the process exits normally (`exit`, or `main` returning),
+/// after `main`: how the per-site report prints itself. False if it cannot
+/// be arranged. Not public API.
+#[doc(hidden)]
+pub fn at_exit(f: extern "C" fn()) -> bool {
+    crate::os::at_exit(f)
 }
