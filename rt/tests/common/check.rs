@@ -20,18 +20,21 @@ pub fn slice_range<T>(elements: &[T]) -> (usize, usize) {
     (start, start + size_of_val(elements))
 }
 
+/// The first two of the address ranges `[start, end)` that overlap, once
+/// sorted (for callers that must not panic, such as a forked child).
+pub fn overlap(ranges: &mut [(usize, usize)]) -> Option<[(usize, usize); 2]> {
+    ranges.sort_unstable();
+    let pair = ranges.windows(2).find(|pair| pair[0].1 > pair[1].0)?;
+    Some([pair[0], pair[1]])
+}
+
 /// Panics if any two of the address ranges `[start, end)` overlap: two live
 /// objects sharing memory.
 pub fn assert_disjoint(ranges: &mut [(usize, usize)]) {
-    ranges.sort_unstable();
-    for pair in ranges.windows(2) {
-        assert!(
-            pair[0].1 <= pair[1].0,
+    if let Some([a, b]) = overlap(ranges) {
+        panic!(
             "live objects overlap: {:#x}..{:#x} and {:#x}..{:#x}",
-            pair[0].0,
-            pair[0].1,
-            pair[1].0,
-            pair[1].1
+            a.0, a.1, b.0, b.1
         );
     }
 }
