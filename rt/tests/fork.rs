@@ -360,10 +360,12 @@ fn child_work(mut held: Parcel, batches: Batches) -> Result<(), &'static str> {
     if kept.iter().any(|(b, id)| !b.intact(*id)) {
         return Err("an inherited box was overwritten");
     }
-    drop((made, kept));
+    drop(made);
     let after = stats();
+    drop(kept);
+    let last = stats();
     let sane = |s: &Stats| s.span_bytes <= REGION_BYTES as u64;
-    if !(sane(&before) && sane(&mid) && sane(&after)) {
+    if ![before, mid, after, last].iter().all(sane) {
         return Err("span bytes exceed the region");
     }
     if mid.live_slots != before.live_slots + CHILD_BOXES as u64
@@ -371,8 +373,11 @@ fn child_work(mut held: Parcel, batches: Batches) -> Result<(), &'static str> {
     {
         return Err("the batched loop's boxes are not all slots");
     }
-    if after.live_slots >= mid.live_slots {
-        return Err("freed boxes are still counted live");
+    if after.live_slots != before.live_slots {
+        return Err("the batched loop's slots did not all come back");
+    }
+    if last.live_slots > after.live_slots {
+        return Err("freeing the inherited boxes added live slots");
     }
     Ok(())
 }
