@@ -10,12 +10,18 @@
 #[path = "../examples/expr_parser.rs"]
 mod expr_parser;
 
+#[allow(dead_code)]
+#[path = "../rt/tests/common/check.rs"]
+mod check;
+
 use std::sync::{Mutex, MutexGuard};
 
 use batch_alloc::stats;
+use check::{assert_disjoint, assert_slots_back_at, box_range};
 use expr_parser::timing::Clock;
 use expr_parser::{
-    batched, compare, generate, parse, parse_args, plain, Expr, Op, Options, ParseError, Variant,
+    batched, compare, generate, parse, parse_args, plain, Expr, Op, Options, ParseError, Program,
+    Variant,
 };
 
 fn serial() -> MutexGuard<'static, ()> {
@@ -33,6 +39,28 @@ fn values(source: &str) -> Vec<i64> {
 
 fn value(expr: &str) -> i64 {
     values(&format!("let x0 = {expr};"))[0]
+}
+
+/// The address ranges of every box of `program`'s trees.
+fn box_ranges(program: &Program, out: &mut Vec<(usize, usize)>) {
+    fn walk(e: &Expr, out: &mut Vec<(usize, usize)>) {
+        match e {
+            Expr::Num(_) | Expr::Var(_) => {}
+            Expr::Neg(a) => {
+                out.push(box_range(a));
+                walk(a, out);
+            }
+            Expr::Bin(_, a, b) => {
+                out.extend([box_range(a), box_range(b)]);
+                walk(a, out);
+                walk(b, out);
+            }
+        }
+    }
+    for line in &program.lines {
+        out.push(box_range(line));
+        walk(line, out);
+    }
 }
 
 fn num(n: i64) -> Box<Expr> {
@@ -139,7 +167,8 @@ fn printing_and_parsing_again_gives_the_same_trees() {
 fn the_batched_parser_takes_boxes_from_batches() {
     let _serial = serial();
     let source = generate::program(500);
-    let before = stats().batched_boxes;
+    let baseline = stats();
+    let before = baseline.batched_boxes;
     let plain_program = parse(Variant::Plain, &source).unwrap();
     let plain_count = stats().batched_boxes - before;
     let batched_program = parse(Variant::Batched, &source).unwrap();
@@ -149,9 +178,18 @@ fn the_batched_parser_takes_boxes_from_batches() {
     // All the lines but the first two, and then some.
     assert!(batched_count > 500, "{batched_count}");
     assert!(batched_count < batched_program.boxes());
+    // Both trees live, equal (so every box holds what it should) and no
+    // two of their boxes overlap.
+    let mut ranges = Vec::new();
+    box_ranges(&plain_program, &mut ranges);
+    box_ranges(&batched_program, &mut ranges);
+    assert_eq!(ranges.len() as u64, 2 * batched_program.boxes());
+    assert_disjoint(&mut ranges);
     let live = stats().live_slots;
     drop(batched_program);
     assert!(stats().live_slots < live, "batched boxes were slots");
+    drop(plain_program);
+    assert_slots_back_at(&baseline, &stats());
 }
 
 #[test]
