@@ -609,17 +609,19 @@ def write_readme(results, path, doc, img):
     splice(path, "\n".join(out).rstrip() + "\n")
 
 
-def splice(path, section):
-    """Replaces the text between README_BEGIN and README_END in `path` with
-    `section`, so the README's figures are always the report's. A file
-    without the markers is an error, not an append: the section's place in
-    the README is the README's decision."""
+def splice(path, section, markers=(README_BEGIN, README_END)):
+    """Replaces the text between the two markers (by default README_BEGIN
+    and README_END) in `path` with `section`, so the README's figures are
+    always the report's. A file without the markers is an error, not an
+    append: the section's place in the README is the README's decision."""
     with open(path) as f:
         text = f.read()
-    begin, end = text.find(README_BEGIN), text.find(README_END)
+    begin_marker, end_marker = markers
+    begin, end = text.find(begin_marker), text.find(end_marker)
     if begin < 0 or end < begin:
-        sys.exit(f"report.py: {path} has no {README_BEGIN} ... {README_END} region")
-    start = begin + len(README_BEGIN)
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {path} has no {begin_marker} ... "
+                 f"{end_marker} region")
+    start = begin + len(begin_marker)
     with open(path, "w") as f:
         f.write(text[:start] + "\n" + section + text[end:])
 
