@@ -210,14 +210,8 @@ def main():
     if sizes:
         sys.exit(f"programs.py: --size for no selected program: {sorted(sizes)}")
 
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     mode = "quick" if args.quick else "full"
-    out = os.path.join(ROOT, "target", "programs", f"{stamp}-{mode}")
-    os.makedirs(out)
-    latest = os.path.join(ROOT, "target", "programs", "latest")
-    if os.path.islink(latest):
-        os.remove(latest)
-    os.symlink(os.path.basename(out), latest)
+    out = suite.run_dir("programs", mode)
     log(f"results in {out}")
 
     command = "benches/suite/programs.sh " + " ".join(sys.argv[1:])

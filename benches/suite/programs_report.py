@@ -11,12 +11,11 @@ With --readme, also rewrites the README's text between
 only.
 """
 import argparse
-import json
 import os
-import shutil
 import statistics
 
-from report import splice, table, verdict_at_least, verdict_at_most
+from report import (load_results, machine_rows, splice, spread_text, table, verdict_at_least,
+                    verdict_at_most)
 
 README_MARKERS = ("<!-- programs:begin -->", "<!-- programs:end -->")
 
@@ -58,6 +57,9 @@ class Run:
         self.variants = results["variants"]
         self.annotated = [v for v in self.variants if v != PLAIN]
         self.binaries = list(results["binaries"])
+
+    def each_cell(self):
+        return [(p, b, v) for p in self.programs for b in self.binaries for v in self.variants]
 
     def rows(self, p, b, v):
         return (self.cells.get(p, {}).get(b, {}).get(v)) or []
@@ -156,45 +158,28 @@ def name(p, v, run):
     return p if len(run.annotated) == 1 else f"{p}, {VARIANT.get(v, v)}"
 
 
-def time_table(run, v):
-    header = ["program", "glibc, as written", f"{VARIANT.get(v, v)} on BatchAlloc&lt;System>",
-              "× vs glibc", "× vs mimalloc", "× vs jemalloc",
-              f"{VARIANT.get(v, v)} on BatchAlloc&lt;MiMalloc>", "× vs mimalloc",
-              "× vs as written, BatchAlloc&lt;System>", "× vs as written, BatchAlloc&lt;MiMalloc>"]
+def comparison_table(run, v, value, ratio, fmt_value, sign):
+    """The annotated twin `v` on both wrappers against every allocator as
+    written: `value(p, binary, variant)` shown with `fmt_value`, and
+    `ratio(p, base, new)` (how many times better `new` is) after `sign`."""
+    twin = VARIANT.get(v, v)
+    header = ["program", "glibc, as written", f"{twin} on BatchAlloc&lt;System>",
+              f"{sign} vs glibc", f"{sign} vs mimalloc", f"{sign} vs jemalloc",
+              f"{twin} on BatchAlloc&lt;MiMalloc>", f"{sign} vs mimalloc",
+              f"{sign} vs as written, BatchAlloc&lt;System>",
+              f"{sign} vs as written, BatchAlloc&lt;MiMalloc>"]
     rows = []
     for p in run.programs:
         bs, bm = ("batch_system", v), ("batch_mimalloc", v)
         rows.append([
-            name(p, v, run), fmt_ms(run.time(p, "system", PLAIN)), fmt_ms(run.time(p, *bs)),
-            fmt_x(run.speedup(p, ("system", PLAIN), bs)),
-            fmt_x(run.speedup(p, ("mimalloc", PLAIN), bs)),
-            fmt_x(run.speedup(p, ("jemalloc", PLAIN), bs)),
-            fmt_ms(run.time(p, *bm)),
-            fmt_x(run.speedup(p, ("mimalloc", PLAIN), bm)),
-            fmt_x(run.speedup(p, ("batch_system", PLAIN), bs)),
-            fmt_x(run.speedup(p, ("batch_mimalloc", PLAIN), bm)),
-        ])
-    return table(header, rows)
-
-
-def instruction_table(run, v):
-    header = ["program", "glibc, as written", f"{VARIANT.get(v, v)} on BatchAlloc&lt;System>",
-              "÷ vs glibc", "÷ vs mimalloc", "÷ vs jemalloc",
-              f"{VARIANT.get(v, v)} on BatchAlloc&lt;MiMalloc>", "÷ vs mimalloc",
-              "÷ vs as written, BatchAlloc&lt;System>", "÷ vs as written, BatchAlloc&lt;MiMalloc>"]
-    rows = []
-    for p in run.programs:
-        bs, bm = ("batch_system", v), ("batch_mimalloc", v)
-        rows.append([
-            name(p, v, run), fmt_mi(run.instructions(p, "system", PLAIN)),
-            fmt_mi(run.instructions(p, *bs)),
-            fmt_x(run.fewer(p, ("system", PLAIN), bs)),
-            fmt_x(run.fewer(p, ("mimalloc", PLAIN), bs)),
-            fmt_x(run.fewer(p, ("jemalloc", PLAIN), bs)),
-            fmt_mi(run.instructions(p, *bm)),
-            fmt_x(run.fewer(p, ("mimalloc", PLAIN), bm)),
-            fmt_x(run.fewer(p, ("batch_system", PLAIN), bs)),
-            fmt_x(run.fewer(p, ("batch_mimalloc", PLAIN), bm)),
+            name(p, v, run), fmt_value(value(p, "system", PLAIN)), fmt_value(value(p, *bs)),
+            fmt_x(ratio(p, ("system", PLAIN), bs)),
+            fmt_x(ratio(p, ("mimalloc", PLAIN), bs)),
+            fmt_x(ratio(p, ("jemalloc", PLAIN), bs)),
+            fmt_value(value(p, *bm)),
+            fmt_x(ratio(p, ("mimalloc", PLAIN), bm)),
+            fmt_x(ratio(p, ("batch_system", PLAIN), bs)),
+            fmt_x(ratio(p, ("batch_mimalloc", PLAIN), bm)),
         ])
     return table(header, rows)
 
@@ -382,27 +367,20 @@ def write(results, doc):
     w("")
     w(table(["target", "measured", "verdict"], [r[:3] for r in rows], ["---", "---", "---"]))
     w("")
-    for v in run.annotated:
-        suffix = f" ({VARIANT.get(v, v)})" if len(run.annotated) > 1 else ""
-        w(f"## Time{suffix}")
-        w("")
-        w(time_table(run, v))
-        w("")
+    def per_twin(title, render):
+        for v in run.annotated:
+            w(f"## {title}" + (f" ({VARIANT.get(v, v)})" if len(run.annotated) > 1 else ""))
+            w("")
+            w(render(v))
+            w("")
+
+    per_twin("Time", lambda v: comparison_table(run, v, run.time, run.speedup, fmt_ms, "×"))
     w("Ranges in brackets: the lowest and highest ratio of a single round.")
     w("")
     if results.get("callgrind"):
-        for v in run.annotated:
-            suffix = f" ({VARIANT.get(v, v)})" if len(run.annotated) > 1 else ""
-            w(f"## Instructions{suffix}")
-            w("")
-            w(instruction_table(run, v))
-            w("")
-    for v in run.annotated:
-        suffix = f" ({VARIANT.get(v, v)})" if len(run.annotated) > 1 else ""
-        w(f"## Peak resident memory{suffix}")
-        w("")
-        w(memory_table(run, v))
-        w("")
+        per_twin("Instructions", lambda v: comparison_table(run, v, run.instructions, run.fewer,
+                                                            fmt_mi, "÷"))
+    per_twin("Peak resident memory", lambda v: memory_table(run, v))
     w("Peak RSS of one run in a fresh process, the input text included (the input column).")
     w("")
     w("## The wrapper alone: `BatchAlloc` under code as written")
@@ -454,40 +432,18 @@ def write(results, doc):
     w("")
     w("## Machine and noise")
     w("")
-    rows = [
-        ["CPU", f"{m['cpu']} ({m['cpus']} CPUs visible), {m.get('memory_gib', '?')} GiB"],
-        ["kernel", m["kernel"]],
-        ["toolchain", f"{m['rustc']}; {m['cargo']}"],
-        ["profile", "`bench` (inherits `release`); Cargo.toml: " + m.get("profile", "not recorded")],
-        ["valgrind", m.get("valgrind") or "–"],
-    ]
-    for b, info in results["binaries"].items():
-        rows.append([f"`suite_{b}`", info["version"]])
-    rows.append(["crates", ", ".join(f"{k} {v}" for k, v in sorted(m.get("crates", {}).items()))])
-    w(table(["", ""], rows, ["---", "---"]))
+    w(table(["", ""], machine_rows(results), ["---", "---"]))
     w("")
-    spreads = []
-    loads = []
-    for p in run.programs:
-        for b in run.binaries:
-            for v in run.variants:
-                t = run.times(p, b, v)
-                if len(t) >= 2:
-                    spreads.append(((max(t) - min(t)) / statistics.median(t), f"{p}/{b}/{v}"))
-                loads += [r["load"][0] for r in run.rows(p, b, v) if r.get("load")]
-    if spreads:
-        spreads.sort()
-        q = lambda f: spreads[min(len(spreads) - 1, int(f * len(spreads)))][0] * 100
-        w(f"The machine has 2 cores shared with other work. Spread over rounds ((max − min) / "
-          f"median) across {len(spreads)} cells: median {q(0.5):.0f}%, 90th percentile "
-          f"{q(0.9):.0f}%, widest {spreads[-1][0] * 100:.0f}% (`{spreads[-1][1]}`). "
-          "Instruction counts do not move with load.")
-        w("")
+    spreads = spread_text({f"{p}/{b}/{v}": run.times(p, b, v) for p, b, v in run.each_cell()},
+                          "cells")
+    w("The machine has 2 cores shared with other work. "
+      + (spreads + " " if spreads else "") + "Instruction counts do not move with load.")
+    w("")
+    loads = sorted(r["load"][0] for c in run.each_cell() for r in run.rows(*c) if r.get("load"))
     if loads:
-        loads.sort()
         w(f"Load average (1 min) during the rounds: min {loads[0]:.1f}, median "
           f"{statistics.median(loads):.1f}, max {loads[-1]:.1f}.")
-    w("")
+        w("")
     with open(doc, "w") as f:
         f.write("\n".join(out).rstrip() + "\n")
 
@@ -543,15 +499,7 @@ def main():
     ap.add_argument("--doc", default="docs/programs.md")
     ap.add_argument("--readme", help="also rewrite this README's programs section")
     args = ap.parse_args()
-    path = args.results
-    if os.path.isdir(path):
-        path = os.path.join(path, "results.json")
-    with open(path) as f:
-        results = json.load(f)
-    os.makedirs(os.path.dirname(os.path.abspath(args.doc)), exist_ok=True)
-    keep = os.path.join(os.path.dirname(os.path.abspath(args.doc)), "programs.json")
-    if os.path.abspath(path) != keep:
-        shutil.copyfile(path, keep)
+    results = load_results(args.results, args.doc, "programs.json")
     write(results, args.doc)
     if args.readme:
         write_readme(results, args.readme, args.doc)

@@ -97,19 +97,37 @@ pub trait Program {
     const ABOUT: &'static str;
 
     /// Everything a run reads, made before any run.
-    type Input;
+    type Input: Text;
 
     fn input(size: u64) -> Self::Input;
-
-    /// Bytes of input text, for the report.
-    fn input_bytes(input: &Self::Input) -> usize;
 
     /// The whole program once: build, use, drop.
     fn run(variant: Variant, input: &Self::Input) -> Outcome;
 }
 
+/// A program's input, as the report sizes it.
+pub trait Text {
+    /// Bytes of input text (0 for none).
+    fn bytes(&self) -> usize;
+}
+
+impl Text for String {
+    fn bytes(&self) -> usize {
+        self.len()
+    }
+}
+
 /// binary-trees, from the criterion suite's `programs.rs`.
 pub struct BinaryTrees;
+
+/// binary-trees reads no text, only the depth of its trees.
+pub struct Depth(u32);
+
+impl Text for Depth {
+    fn bytes(&self) -> usize {
+        0
+    }
+}
 
 impl Program for BinaryTrees {
     const NAME: &'static str = "binary_trees";
@@ -118,17 +136,13 @@ impl Program for BinaryTrees {
     const ABOUT: &'static str =
         "binary-trees (benchmarks game), trees built level by level by loops, 16-byte nodes";
 
-    type Input = u32;
+    type Input = Depth;
 
-    fn input(size: u64) -> u32 {
-        u32::try_from(size).expect("a tree depth")
+    fn input(size: u64) -> Depth {
+        Depth(u32::try_from(size).expect("a tree depth"))
     }
 
-    fn input_bytes(_: &u32) -> usize {
-        0
-    }
-
-    fn run(variant: Variant, &depth: &u32) -> Outcome {
+    fn run(variant: Variant, &Depth(depth): &Depth) -> Outcome {
         use super::programs::trees;
         let check = match variant {
             Variant::Plain => trees::plain::run(depth),
@@ -242,7 +256,7 @@ fn measure<B: Binary, P: Program>(variant: Variant, reps: usize, size: Option<u6
             "batch_active": batch_alloc::is_active(),
             "size": size,
             "unit": P::UNIT,
-            "input_bytes": P::input_bytes(&input),
+            "input_bytes": input.bytes(),
             "reps": reps,
             "times_ms": ms(&times),
             "wall_ms": ms(&walls),

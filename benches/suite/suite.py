@@ -372,6 +372,19 @@ def callgrind_programs(paths):
     return rows
 
 
+def run_dir(kind, mode):
+    """A new target/KIND/<stamp>-MODE directory, which target/KIND/latest
+    then points at."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = os.path.join(ROOT, "target", kind, f"{stamp}-{mode}")
+    os.makedirs(out)
+    latest = os.path.join(ROOT, "target", kind, "latest")
+    if os.path.islink(latest):
+        os.remove(latest)
+    os.symlink(os.path.basename(out), latest)
+    return out
+
+
 def ensure_plot_python():
     """A python that can import matplotlib, installing it into a venv under
     target/suite if needed."""
@@ -420,13 +433,7 @@ def main():
     cfg = dict(QUICK if args.quick else FULL)
     if args.rounds:
         cfg["rounds"] = args.rounds
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = os.path.join(ROOT, "target", "suite", f"{stamp}-{'quick' if args.quick else 'full'}")
-    os.makedirs(out)
-    latest = os.path.join(ROOT, "target", "suite", "latest")
-    if os.path.islink(latest):
-        os.remove(latest)
-    os.symlink(os.path.basename(out), latest)
+    out = run_dir("suite", "quick" if args.quick else "full")
 
     started = time.time()
     paths = build()

@@ -16,12 +16,6 @@ pub mod visitors;
 use model::{Dataset, Json};
 use visitors::{batched, plain};
 
-/// The export of `records` generated records, as the demonstration makes
-/// it (and writes it with `--save`).
-fn export(records: u64) -> String {
-    generate::json(records, |_| {})
-}
-
 pub struct Records;
 
 impl Program for Records {
@@ -33,12 +27,10 @@ impl Program for Records {
 
     type Input = String;
 
+    /// The export of `size` generated records, as the demonstration
+    /// makes it (and writes it with `--save`).
     fn input(size: u64) -> String {
-        export(size)
-    }
-
-    fn input_bytes(input: &String) -> usize {
-        input.len()
+        generate::json(size, |_| {})
     }
 
     fn run(variant: Variant, input: &String) -> Outcome {
@@ -81,11 +73,7 @@ impl Program for Tree {
     type Input = String;
 
     fn input(size: u64) -> String {
-        export(size)
-    }
-
-    fn input_bytes(input: &String) -> usize {
-        input.len()
+        Records::input(size)
     }
 
     fn run(variant: Variant, input: &String) -> Outcome {

@@ -21,10 +21,6 @@ impl Program for Expr {
         lang::generate::program(size)
     }
 
-    fn input_bytes(input: &String) -> usize {
-        input.len()
-    }
-
     fn run(variant: Variant, input: &String) -> Outcome {
         let program = match variant {
             Variant::Plain => lang::plain::parse(input),

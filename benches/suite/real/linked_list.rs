@@ -2,7 +2,7 @@
 //! into adjacency lists of `Box<Edge>`, walked, and dropped on another
 //! thread, started before any run as the example starts it.
 
-use super::{Outcome, Program, Variant};
+use super::{Outcome, Program, Text, Variant};
 
 // graph.rs times its drops with the examples' clock, found beside it.
 use super::timing;
@@ -16,6 +16,19 @@ use graph::Dropper;
 
 pub struct LinkedList;
 
+/// The edge list, and the thread that drops graphs.
+pub struct Input {
+    text: String,
+    edges: u64,
+    dropper: Dropper,
+}
+
+impl Text for Input {
+    fn bytes(&self) -> usize {
+        self.text.len()
+    }
+}
+
 /// Vertices of the generated graph: the example's default.
 const VERTICES: u32 = 50_000;
 
@@ -26,17 +39,22 @@ impl Program for LinkedList {
     const ABOUT: &'static str = "the linked list example: an edge list read into adjacency \
         lists of `Box<Edge>` by one `while let` loop, walked, dropped on another thread";
 
-    type Input = (String, u64, Dropper);
+    type Input = Input;
 
-    fn input(size: u64) -> Self::Input {
-        (graph::edge_list(VERTICES, size), size, Dropper::start())
+    fn input(size: u64) -> Input {
+        Input {
+            text: graph::edge_list(VERTICES, size),
+            edges: size,
+            dropper: Dropper::start(),
+        }
     }
 
-    fn input_bytes(input: &Self::Input) -> usize {
-        input.0.len()
-    }
-
-    fn run(variant: Variant, (text, edges, dropper): &Self::Input) -> Outcome {
+    fn run(variant: Variant, input: &Input) -> Outcome {
+        let Input {
+            text,
+            edges,
+            dropper,
+        } = input;
         let graph = match variant {
             Variant::Plain => graph::plain::read(text),
             Variant::Attr => graph::batched::read(text),

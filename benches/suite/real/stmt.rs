@@ -36,10 +36,6 @@ impl Program for Stmt {
         generate::program(usize::try_from(size).expect("a size"), SEED)
     }
 
-    fn input_bytes(input: &String) -> usize {
-        input.len()
-    }
-
     fn run(variant: Variant, input: &String) -> Outcome {
         let (lex, parse, check): FrontEnd = match variant {
             Variant::Plain => (lang::plain::lex, lang::plain::parse, lang::plain::check),
