@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Measures the real-programs table and writes docs/programs.md.
 
-    benches/suite/programs.sh                      # full: 5 rounds, callgrind (about 25 minutes on 2 cores, plus the build)
-    benches/suite/programs.sh --quick              # 2 rounds of 2 runs, no callgrind (about 3 minutes)
+    benches/suite/programs.sh                      # full: 5 rounds of 3 runs per process, callgrind (about 18 minutes on 2 cores: 6 of rounds, 12 of callgrind; plus the build)
+    benches/suite/programs.sh --quick              # 2 rounds of 2 runs, no callgrind (about 1 minute, plus the build)
     benches/suite/programs.sh --programs expr,stmt --allocators system,batch_system
     benches/suite/programs.sh --report-only docs/programs.json   # rewrite the page from a run
 
@@ -41,6 +41,7 @@ import datetime
 import json
 import os
 import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -214,7 +215,7 @@ def main():
     out = suite.run_dir("programs", mode)
     log(f"results in {out}")
 
-    command = "benches/suite/programs.sh " + " ".join(sys.argv[1:])
+    command = "benches/suite/programs.sh " + shlex.join(sys.argv[1:])
     results = {
         "mode": mode,
         "command": command.strip(),
