@@ -17,10 +17,8 @@
 //! runs. The tests check that `model` counts something wherever they rely on
 //! it to tell batching from not batching.
 //!
-//! The counters are process-wide, so the tests run one at a time
-//! ([`serially`]). A heap's counters outlive its thread, so the exits of the
-//! harness's threads do not disturb a reading
-//! (`tests/stats_thread_exit.rs`).
+//! The counters are process-wide, so the tests run one at a time, each on a
+//! thread of its own ([`serially`]).
 
 // The functions box the way the code the attribute is for does.
 #![allow(
@@ -35,6 +33,7 @@
 
 #[macro_use]
 mod macro_common;
+mod serial;
 
 use std::cell::RefCell;
 use std::fmt::Debug;
@@ -43,7 +42,8 @@ use std::rc::Rc;
 
 use batch_alloc::{stats, BatchAlloc};
 use macro_common::pool::{self, Pool};
-use macro_common::{block_on, serially, unbox, CountedRange, Fill, Log, Shape};
+use macro_common::{block_on, unbox, CountedRange, Fill, Log, Shape};
+use serial::serially;
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();

@@ -22,7 +22,8 @@
 //! the future between threads from one poll to the next.
 //!
 //! The counters and the capture setting are process-wide, so the tests run
-//! one at a time ([`with_capture`]), and each puts the setting back.
+//! one at a time, each on a thread of its own ([`with_capture`]), and each
+//! puts the setting back.
 
 // The functions box the way the code the attribute is for does.
 #![allow(
@@ -37,6 +38,7 @@
 
 #[macro_use]
 mod macro_common;
+mod serial;
 
 use std::cell::RefCell;
 use std::fmt::Debug;
@@ -45,30 +47,15 @@ use std::rc::Rc;
 use std::thread::{self, ThreadId};
 
 use batch_alloc::__private::scope_on_this_thread;
-use batch_alloc::{batch_alloc, capture, set_capture, stats, BatchAlloc, Capture};
+use batch_alloc::{batch_alloc, stats, BatchAlloc, Capture};
 use macro_common::pool::{self, Pool};
-use macro_common::{block_on, serially, unbox, CountedRange, Fill, Log, Shape, YieldOnce};
+use macro_common::{block_on, unbox, CountedRange, Fill, Log, Shape, YieldOnce};
+use serial::with_capture;
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
 catalogue!(#[batch_alloc::batch_alloc]);
-
-/// Runs `test` alone, with scopes capturing as `setting` says; puts the
-/// setting back afterwards, even if `test` panics.
-fn with_capture(setting: Capture, test: impl FnOnce() + Send) {
-    struct Restore(Capture);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            set_capture(self.0);
-        }
-    }
-    serially(|| {
-        let _restore = Restore(capture());
-        set_capture(setting);
-        test();
-    });
-}
 
 /// Runs `test` alone, with scopes serving annotated `Box::new`s only, so
 /// that `scoped_allocations` counts exactly those.

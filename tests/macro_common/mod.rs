@@ -1,8 +1,10 @@
 //! What the behaviour tests of `#[batch_alloc]` share: the catalogue of
 //! functions (`catalogue!`), written once and compiled twice in each test
 //! binary, as written in `plain` and under the attribute in `batched`; the
-//! types those functions use; the serial runner; and a small executor that
+//! types those functions use; and a small executor that
 //! moves futures between threads (`pool`).
+//!
+//! Each binary that uses it declares `mod serial;` too (`tests/serial`).
 //!
 //! `tests/macro_boxes.rs` compiles the catalogue under
 //! `#[batch_alloc(boxes)]`, `tests/macro_scoped.rs` under `#[batch_alloc]`.
@@ -19,27 +21,8 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::pin;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-
-/// Runs `test` while no other test of this binary runs: the runtime's
-/// counters (and the capture setting) are process-wide.
-///
-/// `test` runs on a thread of its own, joined before the next test starts:
-/// a thread that exits gives its scope runs' unused slots back, and a
-/// `stats()` read meanwhile is not exact. So no thread that ran a test can
-/// still be exiting when the next one reads. A panic in `test` is the
-/// caller's.
-pub fn serially(test: impl FnOnce() + Send) {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let outcome = std::thread::scope(|scope| scope.spawn(test).join());
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
-}
 
 pub fn unbox<T: Copy>(boxes: Vec<Box<T>>) -> Vec<T> {
     boxes.into_iter().map(|b| *b).collect()
