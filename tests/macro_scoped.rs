@@ -559,9 +559,13 @@ fn exit_by(how: Exit, seen: &mut Vec<Option<bool>>) -> Result<u64, std::num::Par
                 Exit::Finish => {}
                 Exit::Continue => continue,
                 Exit::Break => break,
-                Exit::LabelledBreak => loop {
-                    break 'outer;
-                },
+                Exit::LabelledBreak => {
+                    for j in 0.. {
+                        if j == 1 {
+                            break 'outer;
+                        }
+                    }
+                }
                 Exit::Return => return Ok(i),
                 Exit::Question => {
                     "x".parse::<u64>()?;
