@@ -12,10 +12,16 @@
 mod expr_parser;
 mod serial;
 
+#[allow(dead_code)]
+#[path = "../rt/tests/common/check.rs"]
+mod check;
+
 use batch_alloc::{stats, Capture};
+use check::{assert_disjoint, assert_slots_back_at, box_range};
 use expr_parser::timing::Clock;
 use expr_parser::{
-    batched, compare, generate, parse, parse_args, plain, Expr, Op, Options, ParseError, Variant,
+    batched, compare, generate, parse, parse_args, plain, Expr, Op, Options, ParseError, Program,
+    Variant,
 };
 use serial::{serially, served, with_capture};
 
@@ -29,6 +35,28 @@ fn values(source: &str) -> Vec<i64> {
 
 fn value(expr: &str) -> i64 {
     values(&format!("let x0 = {expr};"))[0]
+}
+
+/// The address ranges of every box of `program`'s trees.
+fn box_ranges(program: &Program, out: &mut Vec<(usize, usize)>) {
+    fn walk(e: &Expr, out: &mut Vec<(usize, usize)>) {
+        match e {
+            Expr::Num(_) | Expr::Var(_) => {}
+            Expr::Neg(a) => {
+                out.push(box_range(a));
+                walk(a, out);
+            }
+            Expr::Bin(_, a, b) => {
+                out.extend([box_range(a), box_range(b)]);
+                walk(a, out);
+                walk(b, out);
+            }
+        }
+    }
+    for line in &program.lines {
+        out.push(box_range(line));
+        walk(line, out);
+    }
 }
 
 fn num(n: i64) -> Box<Expr> {
@@ -138,16 +166,22 @@ fn printing_and_parsing_again_gives_the_same_trees() {
 #[test]
 fn the_annotated_parser_takes_its_boxes_from_batch_alloc() {
     // With scopes serving annotated `Box::new`s only: every box, each made
-    // inside an annotated loop (the first line, parsed in `program`'s
-    // `while let` condition before its scope opens, inside `expr`'s and
-    // `unary`'s own).
+    // inside an annotated loop.
     with_capture(Capture::Boxes, || {
         let source = generate::program(500);
+        let baseline = stats();
         let (plain_program, plain_count) = served(|| parse(Variant::Plain, &source).unwrap());
         let (batched_program, batched_count) = served(|| parse(Variant::Batched, &source).unwrap());
         assert_eq!(plain_program, batched_program);
         assert_eq!(plain_count, 0);
         assert_eq!(batched_count, batched_program.boxes());
+        // Both trees live, equal (so every box holds what it should) and no
+        // two of their boxes overlap.
+        let mut ranges = Vec::new();
+        box_ranges(&plain_program, &mut ranges);
+        box_ranges(&batched_program, &mut ranges);
+        assert_eq!(ranges.len() as u64, 2 * batched_program.boxes());
+        assert_disjoint(&mut ranges);
         let live = stats().live_slots;
         drop(batched_program);
         assert_eq!(
@@ -155,6 +189,8 @@ fn the_annotated_parser_takes_its_boxes_from_batch_alloc() {
             live - batched_count,
             "the boxes were slots"
         );
+        drop(plain_program);
+        assert_slots_back_at(&baseline, &stats());
     });
     // Capturing (the default): the boxes and the lines' vector.
     with_capture(Capture::All, || {

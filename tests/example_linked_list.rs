@@ -12,12 +12,30 @@
 mod linked_list;
 mod serial;
 
+#[allow(dead_code)]
+#[path = "../rt/tests/common/check.rs"]
+mod check;
+
 use batch_alloc::stats;
+use check::{assert_disjoint, assert_slots_back_at, box_range};
 use linked_list::timing::Clock;
 use linked_list::{
-    batched, compare, edge_list, parse_args, plain, read, Dropper, Options, ReadError, Variant,
+    batched, compare, edge_list, parse_args, plain, read, Dropper, Graph, Options, ReadError,
+    Variant,
 };
 use serial::{serially, served};
+
+/// Panics if any two edges of `graph` overlap.
+fn assert_edges_disjoint(graph: &Graph) {
+    let mut ranges: Vec<_> = graph
+        .lists
+        .iter()
+        .flat_map(|l| std::iter::successors(l.head.as_ref(), |e| e.next.as_ref()))
+        .map(box_range)
+        .collect();
+    assert_eq!(ranges.len() as u64, graph.edges());
+    assert_disjoint(&mut ranges);
+}
 
 #[test]
 fn lists_hold_each_vertex_edges_newest_first() {
@@ -74,12 +92,17 @@ fn the_scope_serves_every_box() {
 fn boxes_dropped_on_the_other_thread_all_come_back() {
     serially(|| {
         let dropper = Dropper::start();
-        let live = stats().live_slots;
-        let graph = batched::read(&edge_list(500, 50_000)).unwrap();
-        assert!(stats().live_slots >= live + 49_000);
+        let text = edge_list(500, 50_000);
+        let expected = plain::read(&text).unwrap().checksum();
+        let before = stats();
+        let graph = batched::read(&text).unwrap();
+        assert!(stats().live_slots >= before.live_slots + 49_000);
+        // Every edge holds what it should, and no two overlap.
+        assert_eq!(graph.checksum(), expected);
+        assert_edges_disjoint(&graph);
         let time = dropper.drop_elsewhere(graph);
         assert!(!time.is_zero());
-        assert_eq!(stats().live_slots, live);
+        assert_slots_back_at(&before, &stats());
     });
 }
 

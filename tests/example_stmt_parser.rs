@@ -15,7 +15,12 @@ mod serial;
 #[path = "../examples/stmt_parser.rs"]
 mod stmt_parser;
 
+#[allow(dead_code)]
+#[path = "../rt/tests/common/check.rs"]
+mod check;
+
 use batch_alloc::{stats, Capture};
+use check::{assert_disjoint, assert_slots_back_at, box_range};
 use serial::{serially, served, with_capture};
 use stmt_parser::generate;
 use stmt_parser::lang::{
@@ -35,6 +40,111 @@ fn parse(source: &str) -> Result<Block, ParseError> {
 
 fn chunk(source: &str) -> Block {
     parse(source).unwrap_or_else(|e| panic!("{source:?}: {e}"))
+}
+
+/// The address ranges of the boxes of trees, and of the strings of tokens.
+#[derive(Default)]
+struct Boxes(Vec<(usize, usize)>);
+
+// The methods take the boxes themselves, to record where they point.
+#[allow(clippy::borrowed_box)]
+impl Boxes {
+    fn tokens(&mut self, tokens: &[Token]) {
+        for token in tokens {
+            if let Tok::Name(s) | Tok::Str(s) = &token.kind {
+                self.0.push(box_range(s));
+            }
+        }
+    }
+
+    fn block(&mut self, block: &Block) {
+        for stmt in block {
+            self.stmt(stmt);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) {
+        match stmt {
+            Stmt::Local { values: exprs, .. } | Stmt::Return(exprs) => self.exprs(exprs),
+            Stmt::GenericFor { exprs, body, .. } => {
+                self.exprs(exprs);
+                self.block(body);
+            }
+            Stmt::Assign { targets, values } => {
+                self.exprs(targets);
+                self.exprs(values);
+            }
+            Stmt::Call(e) => self.expr(e),
+            Stmt::LocalFunction { func, .. } | Stmt::Function { func, .. } => self.function(func),
+            Stmt::If { arms, otherwise } => {
+                for (cond, body) in arms {
+                    self.expr(cond);
+                    self.block(body);
+                }
+                otherwise.iter().for_each(|body| self.block(body));
+            }
+            Stmt::While { cond, body } => {
+                self.boxed(cond);
+                self.block(body);
+            }
+            Stmt::NumericFor(f) => {
+                self.0.push(box_range(f));
+                self.exprs([&f.start, &f.end].into_iter().chain(&f.step));
+                self.block(&f.body);
+            }
+            Stmt::Do(body) => self.block(body),
+            Stmt::Break => {}
+        }
+    }
+
+    fn function(&mut self, f: &Box<Function>) {
+        self.0.push(box_range(f));
+        self.block(&f.body);
+    }
+
+    fn exprs<'a>(&mut self, exprs: impl IntoIterator<Item = &'a Expr>) {
+        for e in exprs {
+            self.expr(e);
+        }
+    }
+
+    fn boxed(&mut self, e: &Box<Expr>) {
+        self.0.push(box_range(e));
+        self.expr(e);
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match e {
+            Expr::Nil
+            | Expr::True
+            | Expr::False
+            | Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Str(_)
+            | Expr::Name(_) => {}
+            Expr::Function(f) => self.function(f),
+            Expr::Table(fields) => {
+                for field in fields {
+                    match field {
+                        Field::Pos(v) | Field::Named(_, v) => self.expr(v),
+                        Field::Keyed(k, v) => {
+                            self.boxed(k);
+                            self.expr(v);
+                        }
+                    }
+                }
+            }
+            Expr::Unary(_, a) | Expr::Field(a, _) => self.boxed(a),
+            Expr::Binary(_, a, b) | Expr::Index(a, b) => {
+                self.boxed(a);
+                self.boxed(b);
+            }
+            Expr::Call(callee, args) | Expr::Method(callee, _, args) => {
+                self.boxed(callee);
+                args.iter().for_each(|a| self.boxed(a));
+            }
+        }
+    }
 }
 
 /// The value of `x = <expr>`.
@@ -614,6 +724,7 @@ fn both_versions_agree_and_the_annotated_one_takes_its_boxes_from_batch_alloc() 
     // With scopes serving annotated `Box::new`s only: every box of the tree.
     with_capture(Capture::Boxes, || {
         let source = generate::program(40_000, 7);
+        let baseline = stats();
         let ((tokens, tree, summary), plain_count) =
             served(|| stmt_parser::front(Variant::Plain, &source).unwrap());
         let (batched, batched_count) =
@@ -623,6 +734,15 @@ fn both_versions_agree_and_the_annotated_one_takes_its_boxes_from_batch_alloc() 
         assert_eq!(batched.2, summary);
         assert_eq!(plain_count, 0);
         assert_eq!(batched_count, summary.boxes);
+        // Both versions' tokens and trees live, equal (so every box holds
+        // what it should), and no two of their boxes overlap.
+        let mut boxes = Boxes::default();
+        boxes.block(&tree);
+        assert_eq!(boxes.0.len() as u64, summary.boxes, "every box reached");
+        boxes.block(&batched.1);
+        boxes.tokens(&tokens);
+        boxes.tokens(&batched.0);
+        assert_disjoint(&mut boxes.0);
         let live = stats().live_slots;
         drop(batched);
         assert_eq!(
@@ -630,6 +750,8 @@ fn both_versions_agree_and_the_annotated_one_takes_its_boxes_from_batch_alloc() 
             live - batched_count,
             "the boxes were slots"
         );
+        drop((tokens, tree));
+        assert_slots_back_at(&baseline, &stats());
     });
     // Capturing (the default): the boxes, and the strings and vectors the
     // front end allocates in its loops.

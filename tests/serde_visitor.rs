@@ -12,10 +12,15 @@
 
 #![allow(clippy::vec_box)]
 
+#[allow(dead_code)]
+#[path = "../rt/tests/common/check.rs"]
+mod check;
+
 use std::fmt::Debug;
 use std::sync::{Mutex, MutexGuard};
 
 use batch_alloc::{stats, Batch, BatchAlloc};
+use check::{assert_disjoint, assert_span_bytes_sane, box_range};
 use serde::{Deserialize, Serialize};
 
 #[global_allocator]
@@ -59,6 +64,31 @@ fn model<T>(values: impl IntoIterator<Item = T>) -> u64 {
     });
     drop(boxes);
     count
+}
+
+/// A parse's value, which can list where its boxes are.
+trait Boxes: Debug {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>);
+}
+
+impl<T: Debug> Boxes for Vec<Box<T>> {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+        out.extend(self.iter().map(box_range));
+    }
+}
+
+impl<T: Debug> Boxes for Vec<(String, Box<T>)> {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+        out.extend(self.iter().map(|(_, b)| box_range(b)));
+    }
+}
+
+impl<T: Boxes, E: Debug> Boxes for Result<T, E> {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+        if let Ok(value) = self {
+            value.box_ranges(out);
+        }
+    }
 }
 
 macro_rules! visitors {
@@ -115,6 +145,17 @@ macro_rules! visitors {
         pub enum Tree {
             Leaf(u64),
             Branch(Vec<Box<Tree>>),
+        }
+
+        impl super::Boxes for Tree {
+            fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+                if let Tree::Branch(children) = self {
+                    for child in children {
+                        out.push(super::box_range(child));
+                        child.box_ranges(out);
+                    }
+                }
+            }
         }
 
         impl<'de> serde::Deserialize<'de> for Tree {
@@ -185,30 +226,42 @@ type Parse<R> = fn(&str) -> serde_json::Result<R>;
 
 /// Runs the three versions of one parse on `json`. They must agree (on the
 /// value, or on the error, message and position); the plain one takes no
-/// box from a batch, and each annotated one `expected`. Every slot is free
-/// again once the values are dropped.
-fn three_ways<R: Debug, M: Debug, I: Debug>(
+/// box from a batch, and each annotated one `expected`. No box of an
+/// annotated version's value overlaps another, or one of the plain value.
+/// Every slot is free again once the values are dropped.
+fn three_ways<R: Boxes, M: Boxes, I: Boxes>(
     json: &str,
     (plain, on_method, on_impl): (Parse<R>, Parse<M>, Parse<I>),
     expected: u64,
 ) -> serde_json::Result<R> {
-    let live = stats().live_slots;
+    let before = stats();
     let (want, plain_count) = counting(|| plain(json));
     assert_eq!(plain_count, 0, "plain code took boxes from a batch");
     let want_text = format!("{want:?}");
-    let check = |name: &str, got: String, count: u64| {
-        assert_eq!(got, want_text, "attribute {name}");
+    let check = |name: &str, got: &dyn Boxes, count: u64| {
+        assert_eq!(format!("{got:?}"), want_text, "attribute {name}");
         assert_eq!(count, expected, "boxes from batches, attribute {name}");
+        let mut ranges = Vec::new();
+        want.box_ranges(&mut ranges);
+        got.box_ranges(&mut ranges);
+        assert_disjoint(&mut ranges);
+    };
+    let settled = |name: &str| {
+        let after = stats();
+        assert_span_bytes_sane(&after);
         assert_eq!(
-            stats().live_slots,
-            live,
+            after.live_slots, before.live_slots,
             "attribute {name}: slots left behind"
         );
     };
-    let (got, count) = counting(|| format!("{:?}", on_method(json)));
-    check("on the method", got, count);
-    let (got, count) = counting(|| format!("{:?}", on_impl(json)));
-    check("on the impl", got, count);
+    let (got, count) = counting(|| on_method(json));
+    check("on the method", &got, count);
+    drop(got);
+    settled("on the method");
+    let (got, count) = counting(|| on_impl(json));
+    check("on the impl", &got, count);
+    drop(got);
+    settled("on the impl");
     want
 }
 
