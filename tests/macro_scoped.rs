@@ -8,11 +8,12 @@
 //! [`Capture::Boxes`], `stats().scoped_allocations` moves by exactly the
 //! annotated `Box::new`s (of a type some size class serves) that ran while
 //! a scope was open on their thread. The outermost annotated loop running
-//! on a thread opens the scope at the start of its first iteration and
-//! closes it when it ends, however it ends; annotated loops in functions it
-//! calls join it. So a `Box::new` in a `for` head, or after the loop, is not
-//! served, and one in an annotated function without a loop is served only
-//! when an annotated loop calls it.
+//! on a thread opens the scope just before the loop starts (so its `for`
+//! head and its first `while` condition are inside) and closes it when the
+//! loop ends, however it ends; annotated loops in functions it calls join
+//! it. So a `Box::new` after the loop is not served, and one in an
+//! annotated function without a loop is served only when an annotated loop
+//! calls it.
 //!
 //! With [`Capture::All`] (the default), everything the thread allocates
 //! while the scope is open is served from it; the tests of that count what
@@ -128,22 +129,22 @@ fn every_loop_form_serves_its_iterations() {
 }
 
 #[test]
-fn the_scope_opens_at_the_first_iteration() {
+fn the_scope_opens_before_the_loop_and_closes_after_it() {
     counted(|| {
-        // The condition runs n + 1 times; the first, before the first
-        // iteration, finds no scope.
-        for (n, served) in [(0, 0), (1, 1), (10, 10)] {
+        // Every evaluation of the condition, the first included, is inside
+        // the scope.
+        for n in [0, 1, 10] {
             let count = compare(|| plain::while_condition(n), || batched::while_condition(n));
-            assert_eq!(count, served, "while_condition({n})");
+            assert_eq!(count, n + 1, "while_condition({n})");
         }
-        assert_eq!(conditions_seen(0), [None]);
-        assert_eq!(conditions_seen(2), [None, Some(false), Some(false)]);
-        // The `for` head runs before the first iteration.
+        assert_eq!(conditions_seen(0), [Some(false)]);
+        assert_eq!(conditions_seen(2), [Some(false); 3]);
+        // So is the `for` head.
         let count = compare(
             || unbox(plain::head_box(10)),
             || unbox(batched::head_box(10)),
         );
-        assert_eq!(count, 10);
+        assert_eq!(count, 1 + 10);
         // After the loop, the scope is closed, whether the loop ran or not.
         for items in [&[][..], &[1, 2, 3]] {
             let count = compare(
@@ -156,7 +157,7 @@ fn the_scope_opens_at_the_first_iteration() {
 }
 
 #[test]
-fn a_loop_that_runs_zero_times_opens_nothing() {
+fn a_loop_that_runs_zero_times_serves_and_reserves_nothing() {
     counted(|| {
         let before = stats();
         assert!(batched::for_loop(0).is_empty());
