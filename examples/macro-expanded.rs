@@ -72,9 +72,10 @@ mod input {
     use batch_alloc::batch_alloc;
 
     /// A `for` loop. Default: a scope guard just outside the loop, entered
-    /// at the start of each iteration, and `Box::new` made `boxed`, which
-    /// takes a slot from the scope open on the thread. Boxes mode: a batch
-    /// just outside the loop, sized by the iterator's `size_hint()`.
+    /// before it starts, and `Box::new` made `boxed_at`, which takes a slot
+    /// from the scope open on the thread (each with a static naming its
+    /// site, for the `report` feature). Boxes mode: a batch just outside
+    /// the loop, sized by the iterator's `size_hint()`.
     #[batch_alloc]
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
@@ -157,16 +158,39 @@ mod expanded {
     use super::*;
 
     /// A `for` loop. Default: a scope guard just outside the loop, entered
-    /// at the start of each iteration, and `Box::new` made `boxed`, which
-    /// takes a slot from the scope open on the thread. Boxes mode: a batch
-    /// just outside the loop, sized by the iterator's `size_hint()`.
+    /// before it starts, and `Box::new` made `boxed_at`, which takes a slot
+    /// from the scope open on the thread (each with a static naming its
+    /// site, for the `report` feature). Boxes mode: a batch just outside
+    /// the loop, sized by the iterator's `size_hint()`.
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
         {
             let mut __scope0 = ::batch_alloc::__private::Scope::new();
+            ::batch_alloc::__private::enter_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Loop,
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                &mut __scope0,
+            );
             for line in lines {
-                __scope0.enter();
-                out.push(::batch_alloc::__private::boxed(
+                out.push(::batch_alloc::__private::boxed_at(
+                    {
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Boxed,
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
                     Box::new,
                     Record::parse(line),
                 ));
@@ -182,9 +206,31 @@ mod expanded {
         let mut head = None;
         {
             let mut __scope0 = ::batch_alloc::__private::Scope::new();
+            ::batch_alloc::__private::enter_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Loop,
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                &mut __scope0,
+            );
             while let Some(value) = values.next() {
-                __scope0.enter();
-                head = Some(::batch_alloc::__private::boxed(
+                head = Some(::batch_alloc::__private::boxed_at(
+                    {
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Boxed,
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
                     Box::new,
                     Node { value, next: head },
                 ));
@@ -199,20 +245,61 @@ mod expanded {
     /// it is served when a caller's loop has a scope open.
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
         let mut out = vec![];
-        out.push(::batch_alloc::__private::boxed(
+        out.push(::batch_alloc::__private::boxed_at(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Boxed,
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
             Box::new,
             Record::new(rows as u64, "grid"),
         ));
         {
             let mut __scope0 = ::batch_alloc::__private::Scope::new();
+            ::batch_alloc::__private::enter_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Loop,
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                &mut __scope0,
+            );
             for row in 0..rows {
-                __scope0.enter();
-                out.push(::batch_alloc::__private::boxed(
+                out.push(::batch_alloc::__private::boxed_at(
+                    {
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Boxed,
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
                     Box::new,
                     Record::new(row as u64, "row"),
                 ));
                 for col in 0..cols {
-                    out.push(::batch_alloc::__private::boxed(
+                    out.push(::batch_alloc::__private::boxed_at(
+                        {
+                            static __SITE: ::batch_alloc::__private::Site =
+                                ::batch_alloc::__private::Site::new(
+                                    ::batch_alloc::__private::SiteKind::Boxed,
+                                    ::core::file!(),
+                                    ::core::line!(),
+                                    ::core::column!(),
+                                );
+                            &__SITE
+                        },
                         Box::new,
                         Record::new((row * cols + col) as u64, "cell"),
                     ));
@@ -229,13 +316,35 @@ mod expanded {
         let mut i = 0;
         let found = {
             let mut __scope0 = ::batch_alloc::__private::Scope::new();
+            ::batch_alloc::__private::enter_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Loop,
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                &mut __scope0,
+            );
             loop {
-                __scope0.enter();
                 if i == words.len() {
                     break None;
                 }
                 if words[i].len() >= min {
-                    break Some(::batch_alloc::__private::boxed(
+                    break Some(::batch_alloc::__private::boxed_at(
+                        {
+                            static __SITE: ::batch_alloc::__private::Site =
+                                ::batch_alloc::__private::Site::new(
+                                    ::batch_alloc::__private::SiteKind::Boxed,
+                                    ::core::file!(),
+                                    ::core::line!(),
+                                    ::core::column!(),
+                                );
+                            &__SITE
+                        },
                         Box::new,
                         words[i].to_string(),
                     ));
@@ -246,9 +355,36 @@ mod expanded {
         let mut lengths = Vec::new();
         {
             let mut __scope1 = ::batch_alloc::__private::Scope::new();
+            ::batch_alloc::__private::enter_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Loop,
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                &mut __scope1,
+            );
             for word in words {
-                __scope1.enter();
-                let boxed = |n: usize| ::batch_alloc::__private::boxed(Box::new, n);
+                let boxed = |n: usize| {
+                    ::batch_alloc::__private::boxed_at(
+                        {
+                            static __SITE: ::batch_alloc::__private::Site =
+                                ::batch_alloc::__private::Site::new(
+                                    ::batch_alloc::__private::SiteKind::Boxed,
+                                    ::core::file!(),
+                                    ::core::line!(),
+                                    ::core::column!(),
+                                );
+                            &__SITE
+                        },
+                        Box::new,
+                        n,
+                    )
+                };
                 lengths.push(boxed(word.len()));
                 lengths.extend(vec![Box::new(word.len())]);
                 lengths.extend(Some(word.len()).map(Box::new));
@@ -265,9 +401,31 @@ mod expanded {
         let mut sum = 0;
         {
             let mut __scope0 = ::batch_alloc::__private::Scope::new();
+            ::batch_alloc::__private::enter_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Loop,
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                &mut __scope0,
+            );
             for value in values {
-                __scope0.enter();
-                sum += *::batch_alloc::__private::boxed(
+                sum += *::batch_alloc::__private::boxed_at(
+                    {
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Boxed,
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
                     Box::new,
                     match ready(value) {
                         __future => {
@@ -289,9 +447,10 @@ mod expanded_boxes {
     use super::*;
 
     /// A `for` loop. Default: a scope guard just outside the loop, entered
-    /// at the start of each iteration, and `Box::new` made `boxed`, which
-    /// takes a slot from the scope open on the thread. Boxes mode: a batch
-    /// just outside the loop, sized by the iterator's `size_hint()`.
+    /// before it starts, and `Box::new` made `boxed_at`, which takes a slot
+    /// from the scope open on the thread (each with a static naming its
+    /// site, for the `report` feature). Boxes mode: a batch just outside
+    /// the loop, sized by the iterator's `size_hint()`.
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
         {
@@ -300,7 +459,17 @@ mod expanded_boxes {
                     let __hint = ::batch_alloc::__private::Iterator::size_hint(&__iter).0;
                     let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(__hint);
                     for line in __iter {
-                        out.push(::batch_alloc::__private::alloc(
+                        out.push(::batch_alloc::__private::alloc_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Batched,
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
                             &mut __batch0,
                             Box::new,
                             Record::parse(line),
@@ -320,7 +489,17 @@ mod expanded_boxes {
         {
             let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(0);
             while let Some(value) = values.next() {
-                head = Some(::batch_alloc::__private::alloc(
+                head = Some(::batch_alloc::__private::alloc_at(
+                    {
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Batched,
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
                     &mut __batch0,
                     Box::new,
                     Node { value, next: head },
@@ -344,13 +523,33 @@ mod expanded_boxes {
                     let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(__hint);
                     let mut __batch1 = ::batch_alloc::__private::RawBatch::with_capacity(0);
                     for row in __iter {
-                        out.push(::batch_alloc::__private::alloc(
+                        out.push(::batch_alloc::__private::alloc_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Batched,
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
                             &mut __batch0,
                             Box::new,
                             Record::new(row as u64, "row"),
                         ));
                         for col in 0..cols {
-                            out.push(::batch_alloc::__private::alloc(
+                            out.push(::batch_alloc::__private::alloc_at(
+                                {
+                                    static __SITE: ::batch_alloc::__private::Site =
+                                        ::batch_alloc::__private::Site::new(
+                                            ::batch_alloc::__private::SiteKind::Batched,
+                                            ::core::file!(),
+                                            ::core::line!(),
+                                            ::core::column!(),
+                                        );
+                                    &__SITE
+                                },
                                 &mut __batch1,
                                 Box::new,
                                 Record::new((row * cols + col) as u64, "cell"),
@@ -375,7 +574,17 @@ mod expanded_boxes {
                     break None;
                 }
                 if words[i].len() >= min {
-                    break Some(::batch_alloc::__private::alloc(
+                    break Some(::batch_alloc::__private::alloc_at(
+                        {
+                            static __SITE: ::batch_alloc::__private::Site =
+                                ::batch_alloc::__private::Site::new(
+                                    ::batch_alloc::__private::SiteKind::Batched,
+                                    ::core::file!(),
+                                    ::core::line!(),
+                                    ::core::column!(),
+                                );
+                            &__SITE
+                        },
                         &mut __batch0,
                         Box::new,
                         words[i].to_string(),
@@ -406,7 +615,17 @@ mod expanded_boxes {
                     let __hint = ::batch_alloc::__private::Iterator::size_hint(&__iter).0;
                     let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(__hint);
                     for value in __iter {
-                        sum += *::batch_alloc::__private::alloc(
+                        sum += *::batch_alloc::__private::alloc_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Batched,
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
                             &mut __batch0,
                             Box::new,
                             ready(value).await,

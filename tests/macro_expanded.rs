@@ -43,9 +43,10 @@ macro_rules! in_boxes_mode {
 
 example! {
     /// A `for` loop. Default: a scope guard just outside the loop, entered
-    /// at the start of each iteration, and `Box::new` made `boxed`, which
-    /// takes a slot from the scope open on the thread. Boxes mode: a batch
-    /// just outside the loop, sized by the iterator's `size_hint()`.
+    /// before it starts, and `Box::new` made `boxed_at`, which takes a slot
+    /// from the scope open on the thread (each with a static naming its
+    /// site, for the `report` feature). Boxes mode: a batch just outside
+    /// the loop, sized by the iterator's `size_hint()`.
     #[batch_alloc]
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
@@ -300,8 +301,32 @@ fn spaced(code: &str) -> String {
     out
 }
 
-/// The file's syntax as prettyplease prints it: formatting (the committed
-/// file is rustfmt's) and comments do not count, doc comments do.
+/// `code` as rustfmt lays it out, or `None` if rustfmt cannot be run.
+/// rustfmt changes a little syntax too (a closure whose body spans lines
+/// gets a block), so the expansion goes through it before it is compared
+/// with the committed file, which is rustfmt's.
+fn rustfmt(code: &str) -> Option<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2021", "--emit", "stdout"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(code.as_bytes()).ok()?;
+    let output = child.wait_with_output().ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8(output.stdout).ok())
+        .flatten()
+}
+
+/// The file's syntax as prettyplease prints it: formatting and comments do
+/// not count, doc comments do.
 fn normalized(code: &str) -> String {
     match syn::parse_file(code) {
         Ok(file) => prettyplease::unparse(&file),
@@ -316,13 +341,14 @@ fn example_matches_the_expansion() {
     if std::env::var_os("BATCH_ALLOC_BLESS").is_some() {
         std::fs::write(&path, &expected).expect("write the example");
         // Best effort, so that `cargo fmt --check` stays quiet; the
-        // comparison below does not depend on it.
+        // comparison below formats the expansion the same way.
         let _ = std::process::Command::new("rustfmt")
             .args(["--edition", "2021"])
             .arg(&path)
             .status();
         return;
     }
+    let expected = rustfmt(&expected).unwrap_or(expected);
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     let (committed, expected) = (normalized(&committed), normalized(&expected));
     if committed != expected {
