@@ -1,21 +1,24 @@
 //! What the behaviour tests of `#[batch_alloc]` share: the catalogue of
 //! functions (`catalogue!`), written once and compiled twice in each test
 //! binary, as written in `plain` and under the attribute in `batched`; the
-//! types those functions use; and a small executor that
-//! moves futures between threads (`pool`).
+//! types those functions use; the tests both modes run (`scenarios`); and a
+//! small executor that moves futures between threads (`pool`).
 //!
-//! Each binary that uses it declares `mod serial;` too (`tests/serial`).
+//! Each binary that uses it declares `mod serial;` too (`tests/serial`),
+//! and invokes `catalogue!` at its root, where `scenarios` finds `plain`
+//! and `batched`.
 //!
 //! `tests/macro_boxes.rs` compiles the catalogue under
 //! `#[batch_alloc(boxes)]`, `tests/macro_scoped.rs` under `#[batch_alloc]`.
 //! Each function must give the same results both ways; which of its boxes
 //! the runtime serves differs by mode, and each test file states its own
-//! expectations.
+//! expectations of what each scenario counts.
 
 // Each test binary uses part of what is here.
 #![allow(dead_code)]
 
 pub mod pool;
+pub mod scenarios;
 
 use std::cell::RefCell;
 use std::future::Future;
