@@ -125,8 +125,8 @@ pub fn labels_and_early_exits<M: Mode>() -> [u64; 3] {
     };
     let early = |words: &[&str]| {
         M::compare(
-            || plain::early_exits(&words).map(unbox),
-            || batched::early_exits(&words).map(unbox),
+            || plain::early_exits(words).map(unbox),
+            || batched::early_exits(words).map(unbox),
         )
     };
     [
