@@ -32,7 +32,11 @@ use crate::types::{owner_heap, HeapRecord, Span, NO_HEAP};
 pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
     let span = at.span();
     let heap = heap::current();
-    if span.owner.load(Ordering::Relaxed) != heap || HARDENED || size < 4 {
+    if HARDENED {
+        // SAFETY: forwarded contract.
+        return unsafe { free_rare(heap, ptr, at.base, at.offset, size) };
+    }
+    if span.owner.load(Ordering::Relaxed) != heap || size < 4 {
         // SAFETY: forwarded contract.
         return unsafe { free_slow(heap, ptr, at.base, at.offset, size) };
     }
@@ -88,7 +92,7 @@ unsafe fn free_slow(
     let at = Located { base, offset };
     let span = at.span();
     let owner = span.owner.load(Ordering::Relaxed);
-    if !HARDENED && size >= 4 && !owner.is_null() && owner_heap(owner) != heap {
+    if size >= 4 && !owner.is_null() && owner_heap(owner) != heap {
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
         }
@@ -112,11 +116,11 @@ unsafe fn free_slow(
 
 /// A free into a span of this thread's full queue, an armed, abandoned or
 /// unassigned span, of a box smaller than a link, or with the hardened
-/// checks.
+/// checks (every free, in hardened builds).
 ///
 /// # Safety
 /// - As for [`free_slow`].
-#[cold]
+#[cfg_attr(not(feature = "hardened"), cold)]
 #[inline(never)]
 unsafe fn free_rare(
     heap: *mut HeapRecord,
@@ -142,7 +146,7 @@ unsafe fn free_rare(
     unsafe { slot.check_and_mark(span) };
     if owner_heap(owner) == heap {
         // SAFETY: forwarded contract; this thread owns the span.
-        unsafe { free_owned(heap, span, slot) };
+        unsafe { free_owned(heap, span, slot, owner != heap) };
         return;
     }
     if size >= 4 && !owner.is_null() && heap != NO_HEAP {
@@ -153,6 +157,12 @@ unsafe fn free_rare(
     // SAFETY: the slot is given up by its box, and only this push writes
     // its link.
     let link = move |next| unsafe { slot.write_word(0, next ^ key) };
+    // The common case first (a live owner, no notification): one plain
+    // compare-and-swap.
+    // SAFETY: forwarded contract.
+    if !owner.is_null() && unsafe { remote::push_plain(span, slot.at.offset_in_frame(), link) } {
+        return;
+    }
     // SAFETY: forwarded contract.
     let pushed = unsafe { remote::push_chain(span, slot.at.offset_in_frame(), 1, link) };
     after_remote_push(pushed, slot.at.frame(), span);
@@ -170,13 +180,12 @@ unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, ptr: *mut u8) {
 }
 
 /// A checked free on the owner thread that the fast path left out: the span
-/// may be on the full queue, the box smaller than a link.
+/// may be on the full queue (`full`), the box smaller than a link.
 ///
 /// # Safety
 /// - As for [`free`], and this thread owns `span`.
-#[cold]
-#[inline(never)]
-unsafe fn free_owned(heap: *mut HeapRecord, span: &Span, slot: Slot) {
+#[inline]
+unsafe fn free_owned(heap: *mut HeapRecord, span: &Span, slot: Slot, full: bool) {
     // SAFETY: this thread owns the span; no other reference to its state.
     let sl = unsafe { span.local() };
     // SAFETY: the slot is given up by its box.
@@ -186,8 +195,10 @@ unsafe fn free_owned(heap: *mut HeapRecord, span: &Span, slot: Slot) {
         fatal("batch-alloc: free into a span with no slot out (double free?)");
     };
     span.set_used(used);
-    // SAFETY: records are never freed, and this one is this thread's.
-    after_local_free(unsafe { &*heap }, slot.at.frame(), span);
+    if used == 0 || full {
+        // SAFETY: records are never freed, and this one is this thread's.
+        after_local_free(unsafe { &*heap }, slot.at.frame(), span);
+    }
 }
 
 /// A slot a box gives up, for the paths that write to it byte by byte.
