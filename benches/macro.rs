@@ -1,10 +1,12 @@
 //! `#[batch_alloc]` functions against the same functions without the
-//! attribute, under `BatchAlloc<System>`, in one process.
+//! attribute, under `BatchAlloc<System>`, in one process: in the default
+//! form (a batch scope per loop nest, capturing) and in the per-site form
+//! `#[batch_alloc(boxes)]`.
 //!
 //! `cargo bench -p batch-alloc-benches --bench macro` (add `-- --quick` for a
-//! fast pass). Every group has a `plain` and a `batched` member built from
-//! one source by the `twins!` macro below, so the two differ by the attribute
-//! alone. Each iteration allocates and then drops everything it allocated.
+//! fast pass). Every group has a `plain`, a `scoped` and a `per_site` member
+//! built from one source by the `twins!` macro below, so they differ by the
+//! attribute alone. Each iteration allocates and then drops everything it allocated.
 //! Throughput is in boxes, so criterion's time per element is the cost of one
 //! box.
 //!
@@ -74,17 +76,21 @@ pub struct Tree {
     pub right: Box<[u64; 4]>,
 }
 
-/// Emits every function twice: in `plain` as written, in `batched` under
-/// `#[batch_alloc]`.
+/// Emits every function three times: in `plain` as written, in `scoped`
+/// under `#[batch_alloc]`, in `per_site` under `#[batch_alloc(boxes)]`.
 macro_rules! twins {
     ($($item:item)*) => {
         mod plain {
             use super::*;
             $($item)*
         }
-        mod batched {
+        mod scoped {
             use super::*;
             $(#[batch_alloc::batch_alloc] $item)*
+        }
+        mod per_site {
+            use super::*;
+            $(#[batch_alloc::batch_alloc(boxes)] $item)*
         }
     };
 }
@@ -223,7 +229,11 @@ fn filling<'a, T>(
 
 fn bench_records(c: &mut Criterion) {
     for n in [1usize, 2, 1024, 65536] {
-        let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut a, mut b, mut c2) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         let chunk = if n <= 2 { Some(64) } else { None };
         group(
             c,
@@ -233,7 +243,8 @@ fn bench_records(c: &mut Criterion) {
             chunk,
             &mut [
                 ("plain", &mut filling(plain::records, n, &mut a)),
-                ("batched", &mut filling(batched::records, n, &mut b)),
+                ("scoped", &mut filling(scoped::records, n, &mut b)),
+                ("per_site", &mut filling(per_site::records, n, &mut c2)),
             ],
         );
     }
@@ -251,8 +262,11 @@ fn bench_linked_list(c: &mut Criterion) {
             ("plain", &mut || {
                 drop_list(black_box(plain::linked_list(black_box(n))))
             }),
-            ("batched", &mut || {
-                drop_list(black_box(batched::linked_list(black_box(n))))
+            ("scoped", &mut || {
+                drop_list(black_box(scoped::linked_list(black_box(n))))
+            }),
+            ("per_site", &mut || {
+                drop_list(black_box(per_site::linked_list(black_box(n))))
             }),
         ],
     );
@@ -260,7 +274,11 @@ fn bench_linked_list(c: &mut Criterion) {
 
 fn bench_trees(c: &mut Criterion) {
     let n = 1024usize;
-    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut a, mut b, mut c2) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     group(
         c,
         "trees",
@@ -269,39 +287,63 @@ fn bench_trees(c: &mut Criterion) {
         None,
         &mut [
             ("plain", &mut filling(plain::trees, n, &mut a)),
-            ("batched", &mut filling(batched::trees, n, &mut b)),
+            ("scoped", &mut filling(scoped::trees, n, &mut b)),
+            ("per_site", &mut filling(per_site::trees, n, &mut c2)),
         ],
     );
 }
 
 fn bench_filtered(c: &mut Criterion) {
     let input: Vec<Record> = (0..2048).map(Record::new).collect();
-    let (mut a, mut b) = (Vec::with_capacity(1024), Vec::with_capacity(1024));
-    let mut plain_way = || {
-        plain::filtered(black_box(&input), &mut a);
-        black_box(&mut a).clear();
-    };
-    let mut batched_way = || {
-        batched::filtered(black_box(&input), &mut b);
-        black_box(&mut b).clear();
-    };
+    let ways: [(&str, Filtered); 3] = [
+        ("plain", plain::filtered),
+        ("scoped", scoped::filtered),
+        ("per_site", per_site::filtered),
+    ];
+    let mut outs: Vec<Vec<Box<Record>>> = ways.iter().map(|_| Vec::with_capacity(1024)).collect();
+    let mut closures: Vec<Box<dyn FnMut() + '_>> = ways
+        .iter()
+        .zip(outs.iter_mut())
+        .map(|(&(_, f), out)| {
+            let input = &input;
+            Box::new(move || {
+                f(black_box(input), out);
+                black_box(&mut *out).clear();
+            }) as Box<dyn FnMut()>
+        })
+        .collect();
     group(
         c,
         "filtered",
         "1024_of_2048",
         1024,
         None,
-        &mut [("plain", &mut plain_way), ("batched", &mut batched_way)],
+        &mut members(&ways, &mut closures),
     );
+}
+
+type Filtered = fn(&[Record], &mut Vec<Box<Record>>);
+
+/// The members of a group: each way's name with its closure.
+fn members<'a, F>(
+    ways: &[(&'a str, F)],
+    closures: &'a mut [Box<dyn FnMut() + '_>],
+) -> Vec<Way<'a>> {
+    ways.iter()
+        .zip(closures.iter_mut())
+        .map(|(&(way, _), f)| (way, &mut **f as &mut dyn FnMut()))
+        .collect()
 }
 
 type Nested = fn(usize, usize, &mut Vec<Box<Record>>);
 
-/// `outer` x `inner` boxes: plain, batched, and the two placements by hand.
+/// `outer` x `inner` boxes: plain, both forms, and the two placements of
+/// the per-site form's batch by hand.
 fn nested_group(c: &mut Criterion, name: &str, outer: usize, inner: usize) {
-    let ways: [(&str, Nested); 4] = [
+    let ways: [(&str, Nested); 5] = [
         ("plain", plain::nested),
-        ("batched", batched::nested),
+        ("scoped", scoped::nested),
+        ("per_site", per_site::nested),
         ("own_loop", placement::own_loop),
         ("outermost", placement::outermost),
     ];
@@ -317,18 +359,13 @@ fn nested_group(c: &mut Criterion, name: &str, outer: usize, inner: usize) {
             }) as Box<dyn FnMut()>
         })
         .collect();
-    let mut members: Vec<Way> = ways
-        .iter()
-        .zip(closures.iter_mut())
-        .map(|(&(way, _), f)| (way, &mut **f as &mut dyn FnMut()))
-        .collect();
     group(
         c,
         name,
         &format!("{outer}x{inner}"),
         n as u64,
         None,
-        &mut members,
+        &mut members(&ways, &mut closures),
     );
 }
 
@@ -337,10 +374,10 @@ fn bench_nested(c: &mut Criterion) {
     nested_group(c, "nested_long_inner", 10, 3_000);
 }
 
-/// Median over many adjacent pairs of chunks of `batched`'s time over
+/// Median over many adjacent pairs of chunks of `attributed`'s time over
 /// `plain`'s: the figure for the short loops, whose few nanoseconds of
 /// difference drown in the machine's noise between separate measurements.
-fn chunk_ratio(name: &str, plain: &mut dyn FnMut(), batched: &mut dyn FnMut()) {
+fn chunk_ratio(name: &str, plain: &mut dyn FnMut(), attributed: &mut dyn FnMut()) {
     const CHUNK: u32 = 64;
     const PAIRS: usize = 4000;
     let time = |f: &mut dyn FnMut()| {
@@ -355,9 +392,9 @@ fn chunk_ratio(name: &str, plain: &mut dyn FnMut(), batched: &mut dyn FnMut()) {
             // Alternate which goes first, so neither always runs warm.
             if i % 2 == 0 {
                 let p = time(plain);
-                time(batched) / p
+                time(attributed) / p
             } else {
-                let b = time(batched);
+                let b = time(attributed);
                 b / time(plain)
             }
         })
@@ -365,7 +402,7 @@ fn chunk_ratio(name: &str, plain: &mut dyn FnMut(), batched: &mut dyn FnMut()) {
     ratios.sort_by(f64::total_cmp);
     let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q) as usize];
     println!(
-        "{name}: batched/plain time, median of {PAIRS} adjacent chunk pairs: {:.3} (quartiles {:.3}..{:.3})",
+        "{name}: attributed/plain time, median of {PAIRS} adjacent chunk pairs: {:.3} (quartiles {:.3}..{:.3})",
         at(0.5),
         at(0.25),
         at(0.75)
@@ -376,9 +413,14 @@ fn short_loop_ratios() {
     for n in [1usize, 2] {
         let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
         chunk_ratio(
-            &format!("records/{n}"),
+            &format!("records/{n}, scoped"),
             &mut filling(plain::records, n, &mut a),
-            &mut filling(batched::records, n, &mut b),
+            &mut filling(scoped::records, n, &mut b),
+        );
+        chunk_ratio(
+            &format!("records/{n}, per_site"),
+            &mut filling(plain::records, n, &mut a),
+            &mut filling(per_site::records, n, &mut b),
         );
     }
 }

@@ -22,12 +22,18 @@
 //!   counters.
 //! - **owner thread**: the thread whose heap holds a span; it frees into the
 //!   span's own free list with no atomic instruction.
-//! - **remote free**: a free on any other thread: one compare-and-swap onto
-//!   the span's remote list, which the owner takes back in one exchange.
+//! - **remote free**: a free on any other thread. The freeing thread chains
+//!   its frees per span in its **outbox** and pushes each chain onto the
+//!   span's remote list with one compare-and-swap (a thread without a heap
+//!   pushes each free); the owner takes the list back in one exchange.
+//! - **scope**: while an annotated loop runs, its thread's allocations come
+//!   from **runs**, per-class stretches of slots the thread keeps between
+//!   scopes; see [`Scope`].
 //! - **abandoned span**: a span whose owner thread exited while boxes from it
 //!   were alive. Frees still work; the last one returns the span to the pool.
-//! - **pool**: empty frames shared by all threads; past a limit their memory
-//!   goes back to the operating system.
+//! - **pool**: empty frames shared by all threads; past a limit they decay:
+//!   a frame not reused within 100 ms goes back to the
+//!   operating system.
 //!
 //! [batch-alloc]: https://docs.rs/batch-alloc
 
