@@ -128,8 +128,16 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
         let p = match locate(ptr) {
             // SAFETY: the caller's contract, forwarded.
             Some(at) => unsafe { self.realloc_slot(at, ptr, layout, new_size) },
-            // SAFETY: the caller's contract, forwarded.
-            None => unsafe { self.inner.realloc(ptr, layout, new_size) },
+            None => {
+                let state = heap::scope_state();
+                match captures(state) {
+                    // SAFETY: the caller's contract, forwarded; the scope is
+                    // this thread's, open and capturing.
+                    true => unsafe { self.realloc_into_scope(state, ptr, layout, new_size) },
+                    // SAFETY: the caller's contract, forwarded.
+                    false => unsafe { self.inner.realloc(ptr, layout, new_size) },
+                }
+            }
         };
         proof.holds();
         p
@@ -218,6 +226,40 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // SAFETY: the slot is given up by the caller.
         unsafe { free(ptr, at, layout.size()) };
         new
+    }
+
+    /// `realloc` of one of the inner allocator's blocks while a capturing
+    /// scope is open: the contents move into a slot when a class serves
+    /// the new size (a vector made before the loop and grown in it, or one
+    /// shrunk back into the classes), otherwise the inner allocator
+    /// reallocates as usual.
+    ///
+    /// # Safety
+    /// - As for [`GlobalAlloc::realloc`], with `ptr` the inner allocator's
+    ///   and `state` this thread's open, capturing scope.
+    #[cold]
+    #[inline(never)]
+    unsafe fn realloc_into_scope(
+        &self,
+        state: ScopeState,
+        ptr: *mut u8,
+        layout: Layout,
+        new_size: usize,
+    ) -> *mut u8 {
+        // SAFETY: the caller guarantees `new_size`, rounded up to the
+        // alignment, does not overflow `isize`.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        let Some(slot) = alloc_in_scope(state, class_of_layout(new_layout)) else {
+            // SAFETY: the caller's contract, forwarded.
+            return unsafe { self.inner.realloc(ptr, layout, new_size) };
+        };
+        // SAFETY: the old block is valid for `layout.size()` bytes and the
+        // slot for `new_size`; they are distinct (one is in the region).
+        unsafe { ptr::copy_nonoverlapping(ptr, slot.as_ptr(), layout.size().min(new_size)) };
+        // SAFETY: the inner allocator made the block with `layout`, and the
+        // caller gives it up.
+        unsafe { self.inner.dealloc(ptr, layout) };
+        slot.as_ptr()
     }
 }
 
