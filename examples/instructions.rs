@@ -9,7 +9,9 @@
 //!
 //! Workloads: `batch`, `box_new`, `vec` (T = 64 bytes, allocate N then drop);
 //! `batch_cross`, `box_new_cross` (allocate N here, drop them on another
-//! thread); `batch_shared`, `box_new_shared` (allocate N here, then drop
+//! thread, one that has never allocated from a batch: no heap, so its frees
+//! are one compare-and-swap each); `batch_cross_heap` (the same, the other
+//! thread with a heap of its own: its frees go through its outbox); `batch_shared`, `box_new_shared` (allocate N here, then drop
 //! every other one here while another thread drops the rest at the same
 //! time: the owner's frees and remote frees into the same spans at once).
 
@@ -30,7 +32,11 @@ fn main() {
     let reps: usize = args.get(3).and_then(|s| s.parse().ok()).expect(usage);
     std::thread::spawn(|| {}).join().unwrap();
     if let Some(batched) = workload.strip_suffix("_cross") {
-        cross_thread(batched == "batch", n, reps);
+        cross_thread(batched == "batch", false, n, reps);
+        return;
+    }
+    if workload == "batch_cross_heap" {
+        cross_thread(true, true, n, reps);
         return;
     }
     if let Some(batched) = workload.strip_suffix("_shared") {
@@ -73,11 +79,16 @@ fn main() {
 }
 
 /// Allocates `n` boxes per repetition and hands them to a worker thread,
-/// which drops them.
-fn cross_thread(batched: bool, n: usize, reps: usize) {
+/// which drops them; with `worker_heap`, the worker first makes a heap of
+/// its own (one batched box).
+fn cross_thread(batched: bool, worker_heap: bool, n: usize, reps: usize) {
     let (to_worker, inbox) = std::sync::mpsc::channel::<Vec<Box<T>>>();
     let (back, returned) = std::sync::mpsc::channel::<Vec<Box<T>>>();
     let worker = std::thread::spawn(move || {
+        if worker_heap {
+            let mut batch = Batch::with_capacity(8);
+            drop(black_box(batch.alloc([0; 8])));
+        }
         for mut boxes in inbox {
             boxes.clear();
             back.send(boxes).unwrap();

@@ -5,18 +5,18 @@
 //!
 //! The example is compiled in as a module (with its `#[global_allocator]`),
 //! so this file is its own test binary. The allocator's counters are
-//! process-wide, so every test that deserializes holds [`serial`].
+//! process-wide, so every test that deserializes runs [`serially`].
 
 #![allow(clippy::vec_box)]
 
 #[allow(dead_code)]
 #[path = "../examples/deserialize.rs"]
 mod deserialize;
+mod serial;
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
 
-use batch_alloc::stats;
+use batch_alloc::Capture;
 use deserialize::generate;
 use deserialize::model::Json;
 use deserialize::run::{
@@ -25,11 +25,7 @@ use deserialize::run::{
 };
 use deserialize::timing::Clock;
 use deserialize::visitors::{batched, plain};
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use serial::{serially, served, with_capture};
 
 /// A file in the temporary directory, removed at the end of the test.
 struct Scratch(PathBuf);
@@ -55,31 +51,36 @@ fn args(list: &[&str]) -> Vec<String> {
 
 #[test]
 fn both_versions_read_back_what_was_generated() {
-    let _serial = serial();
-    let n = 400;
-    let text = generate::json(n, |_| {});
-    let expected = generate::dataset(n);
+    with_capture(Capture::All, || {
+        let n = 400;
+        let text = generate::json(n, |_| {});
+        let expected = generate::dataset(n);
 
-    let before = stats().batched_boxes;
-    let from_plain = plain::dataset(&text).unwrap();
-    let plain_batched = stats().batched_boxes - before;
-    let from_batched = batched::dataset(&text).unwrap();
-    let batched_batched = stats().batched_boxes - before - plain_batched;
-
-    assert_eq!(from_plain, expected);
-    assert_eq!(from_batched, expected);
-    assert_eq!(
-        plain_batched, 0,
-        "the plain visitors took boxes from a batch"
-    );
-    // At least the records list, all but its first two boxes.
-    assert!(
-        batched_batched >= n - 2,
-        "{batched_batched} boxes from batches"
-    );
-    let orders: u64 = expected.records.iter().map(|r| r.orders.len() as u64).sum();
-    assert_eq!(expected.boxes(), 2 * n + orders);
-    assert!(batched_batched < expected.boxes(), "addresses stay plain");
+        let (from_plain, plain_served) = served(|| plain::dataset(&text).unwrap());
+        let (from_batched, batched_served) = served(|| batched::dataset(&text).unwrap());
+        assert_eq!(from_plain, expected);
+        assert_eq!(from_batched, expected);
+        assert_eq!(plain_served, 0, "batch-alloc served the plain visitors");
+        // Every box and more: the strings and vectors of the records, which
+        // the annotated visitors' scopes capture.
+        let orders: u64 = expected.records.iter().map(|r| r.orders.len() as u64).sum();
+        assert_eq!(expected.boxes(), 2 * n + orders);
+        assert!(
+            batched_served > expected.boxes(),
+            "{batched_served} allocations from batch-alloc"
+        );
+    });
+    // With scopes serving annotated `Box::new`s only, exactly the boxes: the
+    // records list's, each record's address (boxed in the loop over its
+    // fields) and its orders. The first record, read in the `while let`
+    // condition before the records list's scope opens, has scopes of its
+    // own.
+    with_capture(Capture::Boxes, || {
+        let n = 400;
+        let text = generate::json(n, |_| {});
+        let (from_batched, batched_served) = served(|| batched::dataset(&text).unwrap());
+        assert_eq!(batched_served, from_batched.boxes());
+    });
 }
 
 #[test]
@@ -138,183 +139,188 @@ fn to_value(tree: &Json) -> serde_json::Value {
 
 #[test]
 fn the_tree_reads_any_json() {
-    let _serial = serial();
-    let generated = generate::json(50, |_| {});
-    let odd = r#"{"b": [1, -2, 3.5, 1e300, null, true, "\u00e9\n"], "a": {}, "c": [[], [[0]]],
-                  "big": 18446744073709551615, "neg": -9223372036854775808}"#;
-    for text in [generated.as_str(), odd, "[]", "0", "\"x\""] {
-        let value: serde_json::Value = serde_json::from_str(text).unwrap();
-        let before = stats().batched_boxes;
-        let tree = batched::tree(text).unwrap();
-        let served = stats().batched_boxes - before;
-        assert!(
-            to_value(&tree) == value,
-            "the tree differs from serde_json's"
-        );
-        assert!(plain::tree(text).unwrap() == tree, "the versions differ");
-        assert!(served <= tree.boxes());
-        if text.len() > 1000 {
-            assert!(served > 0);
+    // Scopes serving annotated `Box::new`s only, to count the tree's boxes.
+    with_capture(Capture::Boxes, || {
+        let generated = generate::json(50, |_| {});
+        let odd = r#"{"b": [1, -2, 3.5, 1e300, null, true, "\u00e9\n"], "a": {}, "c": [[], [[0]]],
+                      "big": 18446744073709551615, "neg": -9223372036854775808}"#;
+        for text in [generated.as_str(), odd, "[]", "0", "\"x\""] {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let (tree, served) = served(|| batched::tree(text).unwrap());
+            assert!(
+                to_value(&tree) == value,
+                "the tree differs from serde_json's"
+            );
+            assert!(plain::tree(text).unwrap() == tree, "the versions differ");
+            assert_eq!(served, tree.boxes(), "every box came from batch-alloc");
         }
-    }
-    // Members keep their order, repeats included (serde_json's `Value`
-    // would sort and merge them).
-    let Json::Object(members) = plain::tree(r#"{"z": 1, "a": 2, "z": 3}"#).unwrap() else {
-        panic!("an object")
-    };
-    let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(keys, ["z", "a", "z"]);
+        // Members keep their order, repeats included (serde_json's `Value`
+        // would sort and merge them).
+        let Json::Object(members) = plain::tree(r#"{"z": 1, "a": 2, "z": 3}"#).unwrap() else {
+            panic!("an object")
+        };
+        let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["z", "a", "z"]);
+    });
 }
 
 #[test]
 fn the_records_visitors_check_their_input_as_serde_derive_does() {
-    let _serial = serial();
-    let one = generate::json(1, |_| {});
-    let record_line = one.lines().nth(1).unwrap();
-    let cases = [
-        (
-            one.replace(r#""name":"#, r#""name":"x","name":"#),
-            "duplicate field `name`",
-        ),
-        (
-            one.replace(r#""active":"#, r#""unused":"#),
-            "missing field `active`",
-        ),
-        (
-            one.replace(r#""id":0"#, r#""id":"zero""#),
-            "invalid type: string",
-        ),
-        (
-            one.replace(r#""address":{"#, r#""address":{"street":"x","#),
-            "duplicate field `street`",
-        ),
-        (
-            one.replace(record_line, "[]"),
-            "invalid type: sequence, expected a record",
-        ),
-    ];
-    for (text, message) in &cases {
-        for variant in [Variant::Plain, Variant::Batched] {
-            let error = parse(Workload::Records, variant, text).expect_err(message);
-            assert!(error.to_string().starts_with(message), "{error}");
+    serially(|| {
+        let one = generate::json(1, |_| {});
+        let record_line = one.lines().nth(1).unwrap();
+        let cases = [
+            (
+                one.replace(r#""name":"#, r#""name":"x","name":"#),
+                "duplicate field `name`",
+            ),
+            (
+                one.replace(r#""active":"#, r#""unused":"#),
+                "missing field `active`",
+            ),
+            (
+                one.replace(r#""id":0"#, r#""id":"zero""#),
+                "invalid type: string",
+            ),
+            (
+                one.replace(r#""address":{"#, r#""address":{"street":"x","#),
+                "duplicate field `street`",
+            ),
+            (
+                one.replace(record_line, "[]"),
+                "invalid type: sequence, expected a record",
+            ),
+        ];
+        for (text, message) in &cases {
+            for variant in [Variant::Plain, Variant::Batched] {
+                let error = parse(Workload::Records, variant, text).expect_err(message);
+                assert!(error.to_string().starts_with(message), "{error}");
+            }
         }
-    }
-    // Unknown fields are skipped.
-    let extra = one.replace(r#""active":"#, r#""extra":{"deep":[1,2]},"active":"#);
-    assert_eq!(
-        parse(Workload::Records, Variant::Batched, &extra).unwrap(),
-        Parsed::Records(generate::dataset(1))
-    );
+        // Unknown fields are skipped.
+        let extra = one.replace(r#""active":"#, r#""extra":{"deep":[1,2]},"active":"#);
+        assert_eq!(
+            parse(Workload::Records, Variant::Batched, &extra).unwrap(),
+            Parsed::Records(generate::dataset(1))
+        );
+    });
 }
 
 #[test]
 fn the_comparison_counts_boxes_and_times_every_run() {
-    let _serial = serial();
-    let text = generate::json(300, |_| {});
-    let mut lines = Vec::new();
-    let c = compare(Workload::Records, &text, 3, &Clock::start(), |l| {
-        lines.push(l.to_string())
-    })
-    .unwrap();
-    assert_eq!(lines.len(), 4, "{lines:?}");
-    assert!(lines[0].contains("equal"));
-    for phase in [&c.plain, &c.batched] {
-        assert_eq!(phase.times.runs.len(), 3);
-        assert!(phase.times.phase(0).iter().all(|t| !t.is_zero()));
-        assert_eq!(phase.boxes, generate::dataset(300).boxes());
-    }
-    assert_eq!(c.plain.from_batches, 0);
-    assert!(c.batched.from_batches > 0);
-    let table = run::table(&c);
-    assert!(table.contains("#[batch_alloc]"));
-    assert!(table.contains("speedup"));
-    assert!(
-        table.contains(&deserialize::timing::thousands(c.batched.from_batches)),
-        "{table}"
-    );
-    // No peak measured here: "n/a".
-    assert!(table.contains("n/a"));
+    with_capture(Capture::All, || {
+        let text = generate::json(300, |_| {});
+        let mut lines = Vec::new();
+        let c = compare(Workload::Records, &text, 3, &Clock::start(), |l| {
+            lines.push(l.to_string())
+        })
+        .unwrap();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(lines[0].contains("equal"));
+        for phase in [&c.plain, &c.batched] {
+            assert_eq!(phase.times.runs.len(), 3);
+            assert!(phase.times.phase(0).iter().all(|t| !t.is_zero()));
+            assert_eq!(phase.boxes, generate::dataset(300).boxes());
+        }
+        assert_eq!(c.plain.from_batches, 0);
+        assert!(
+            c.batched.from_batches > c.batched.boxes,
+            "boxes, strings and vectors"
+        );
+        let table = run::table(&c);
+        assert!(table.contains("#[batch_alloc]"));
+        assert!(table.contains("speedup"));
+        assert!(
+            table.contains(&deserialize::timing::thousands(c.batched.from_batches)),
+            "{table}"
+        );
+        // No peak measured here: "n/a".
+        assert!(table.contains("n/a"));
+    });
 }
 
 #[test]
 fn the_peak_is_read_from_the_process() {
-    let _serial = serial();
-    let file = Scratch::new("peak.json", &generate::json(100, |_| {}));
-    let peak = run::peak_child(Workload::Records, Variant::Batched, &file.0);
-    if cfg!(target_os = "linux") {
-        let kib = peak.unwrap();
-        assert!(kib > 1024, "{kib} KiB");
-        assert!(kib >= run::peak_rss_kib().unwrap() / 2);
-    }
+    serially(|| {
+        let file = Scratch::new("peak.json", &generate::json(100, |_| {}));
+        let peak = run::peak_child(Workload::Records, Variant::Batched, &file.0);
+        if cfg!(target_os = "linux") {
+            let kib = peak.unwrap();
+            assert!(kib > 1024, "{kib} KiB");
+            assert!(kib >= run::peak_rss_kib().unwrap() / 2);
+        }
+    });
 }
 
 #[test]
 fn a_missing_or_malformed_file_is_named_with_the_position() {
-    let _serial = serial();
-    let options = |path: &std::path::Path| Options {
-        records: 1,
-        input: Some(path.to_path_buf()),
-        save: None,
-        reps: 1,
-        allocator: None,
-        peak: false,
-    };
+    serially(|| {
+        let options = |path: &std::path::Path| Options {
+            records: 1,
+            input: Some(path.to_path_buf()),
+            save: None,
+            reps: 1,
+            allocator: None,
+            peak: false,
+        };
 
-    let missing = std::env::temp_dir().join("batch-alloc-test-no-such-file.json");
-    let error = run::run(Allocator::System, &options(&missing)).unwrap_err();
-    assert!(error.contains(&missing.display().to_string()), "{error}");
-    assert!(error.starts_with("cannot read"), "{error}");
+        let missing = std::env::temp_dir().join("batch-alloc-test-no-such-file.json");
+        let error = run::run(Allocator::System, &options(&missing)).unwrap_err();
+        assert!(error.contains(&missing.display().to_string()), "{error}");
+        assert!(error.starts_with("cannot read"), "{error}");
 
-    let file = Scratch::new("bad.json", "{\n  \"a\": [1, 2,\n        3 4]\n}\n");
-    let error = run::run(Allocator::System, &options(&file.0)).unwrap_err();
-    let name = file.0.display().to_string();
-    assert_eq!(
-        error,
-        format!("{name}:3:11: not valid JSON: expected `,` or `]`")
-    );
+        let file = Scratch::new("bad.json", "{\n  \"a\": [1, 2,\n        3 4]\n}\n");
+        let error = run::run(Allocator::System, &options(&file.0)).unwrap_err();
+        let name = file.0.display().to_string();
+        assert_eq!(
+            error,
+            format!("{name}:3:11: not valid JSON: expected `,` or `]`")
+        );
 
-    let file = Scratch::new("short.json", "[{\"a\": 1},\n {\"b\": ");
-    let error = run::run(Allocator::System, &options(&file.0)).unwrap_err();
-    assert!(
-        error.starts_with(&format!(
-            "{}:2:7: not valid JSON, it ends too early:",
-            file.0.display()
-        )),
-        "{error}"
-    );
+        let file = Scratch::new("short.json", "[{\"a\": 1},\n {\"b\": ");
+        let error = run::run(Allocator::System, &options(&file.0)).unwrap_err();
+        assert!(
+            error.starts_with(&format!(
+                "{}:2:7: not valid JSON, it ends too early:",
+                file.0.display()
+            )),
+            "{error}"
+        );
 
-    let file = Scratch::new("binary.json", "");
-    std::fs::write(&file.0, [b'[', 0xff, b']']).unwrap();
-    let error = run::run(Allocator::System, &options(&file.0)).unwrap_err();
-    assert!(error.contains("valid UTF-8"), "{error}");
+        let file = Scratch::new("binary.json", "");
+        std::fs::write(&file.0, [b'[', 0xff, b']']).unwrap();
+        let error = run::run(Allocator::System, &options(&file.0)).unwrap_err();
+        assert!(error.contains("valid UTF-8"), "{error}");
 
-    // A well-formed file runs.
-    let file = Scratch::new("good.json", r#"{"list": [1, 2, 3, {"x": [4, 5, 6]}]}"#);
-    run::run(Allocator::System, &options(&file.0)).unwrap();
+        // A well-formed file runs.
+        let file = Scratch::new("good.json", r#"{"list": [1, 2, 3, {"x": [4, 5, 6]}]}"#);
+        run::run(Allocator::System, &options(&file.0)).unwrap();
+    });
 }
 
 #[test]
 fn a_small_generated_run_goes_through() {
-    let _serial = serial();
-    let options = Options {
-        records: 200,
-        input: None,
-        save: None,
-        reps: 2,
-        allocator: None,
-        peak: false,
-    };
-    run::run(Allocator::System, &options).unwrap();
-    let saved = Scratch::new("saved.json", "");
-    let options = Options {
-        save: Some(saved.0.clone()),
-        ..options
-    };
-    run::run(Allocator::System, &options).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&saved.0).unwrap(),
-        generate::json(200, |_| {})
-    );
+    serially(|| {
+        let options = Options {
+            records: 200,
+            input: None,
+            save: None,
+            reps: 2,
+            allocator: None,
+            peak: false,
+        };
+        run::run(Allocator::System, &options).unwrap();
+        let saved = Scratch::new("saved.json", "");
+        let options = Options {
+            save: Some(saved.0.clone()),
+            ..options
+        };
+        run::run(Allocator::System, &options).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&saved.0).unwrap(),
+            generate::json(200, |_| {})
+        );
+    });
 }
 
 #[test]

@@ -1,16 +1,21 @@
-//! Keeps `examples/macro-expanded.rs` equal to what `#[batch_alloc]` emits.
+//! Keeps `examples/macro-expanded.rs` equal to what `#[batch_alloc]` emits,
+//! in its default mode and as `#[batch_alloc(boxes)]`.
 //!
 //! The example's input is written once, below, in `example!`: the macro
-//! hands it both to `stringify!` (the input as written) and to the attribute's
-//! own expansion (through a hidden proc macro of `batch-alloc-macros`). The
-//! test lays the two out side by side with prettyplease and compares the
-//! result with the committed file, both parsed and printed again, so that
-//! only the code counts, not how rustfmt laid it out. After changing the
-//! input or the macro, regenerate the file and read its diff:
+//! hands it to `stringify!` (the input as written), to the attribute's own
+//! expansion (through a hidden proc macro of `batch-alloc-macros`), and,
+//! with each `#[batch_alloc]` turned into `#[batch_alloc(boxes)]`, to the
+//! expansion again. The test lays the three out with prettyplease and
+//! compares the result with the committed file, both parsed and printed
+//! again, so that only the code counts, not how rustfmt laid it out. After
+//! changing the input or the macro, regenerate the file and read its diff:
 //!
 //! ```text
 //! BATCH_ALLOC_BLESS=1 cargo test --test macro_expanded
 //! ```
+
+// `in_boxes_mode!` takes one token tree per step.
+#![recursion_limit = "512"]
 
 use std::path::Path;
 
@@ -18,11 +23,30 @@ macro_rules! example {
     ($($input:tt)*) => {
         const INPUT: &str = stringify!($($input)*);
         const EXPANDED: &str = batch_alloc_macros::__expand_to_string!($($input)*);
+        const EXPANDED_BOXES: &str = in_boxes_mode!([] $($input)*);
+    };
+}
+
+/// The expansion of the input with every top-level `#[batch_alloc]` made
+/// `#[batch_alloc(boxes)]`.
+macro_rules! in_boxes_mode {
+    ([$($done:tt)*]) => {
+        batch_alloc_macros::__expand_to_string!($($done)*)
+    };
+    ([$($done:tt)*] #[batch_alloc] $($rest:tt)*) => {
+        in_boxes_mode!([$($done)* #[batch_alloc(boxes)]] $($rest)*)
+    };
+    ([$($done:tt)*] $next:tt $($rest:tt)*) => {
+        in_boxes_mode!([$($done)* $next] $($rest)*)
     };
 }
 
 example! {
-    /// A `for` loop: one batch, sized by the iterator's `size_hint()`.
+    /// A `for` loop. Default: a scope guard just outside the loop, entered
+    /// before it starts, and `Box::new` made `boxed_at`, which takes a slot
+    /// from the scope open on the thread (each with a static naming its
+    /// site, for the `report` feature). Boxes mode: a batch just outside
+    /// the loop, sized by the iterator's `size_hint()`.
     #[batch_alloc]
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
@@ -32,7 +56,8 @@ example! {
         out
     }
 
-    /// A `while let` loop: no trip count, so the batch grows its refills.
+    /// A `while let` loop: in boxes mode there is no trip count, so the
+    /// batch grows its refills.
     #[batch_alloc]
     pub fn list(n: u64) -> Option<Box<Node>> {
         let mut values = 0..n;
@@ -43,11 +68,14 @@ example! {
         head
     }
 
-    /// Nested loops: every call site gets a batch of its own, declared
-    /// outside the outermost loop; the inner loop's has no hint.
+    /// Nested loops: one guard, at the outermost loop (boxes mode: every
+    /// call site's batch there, the inner loop's without a hint). A
+    /// `Box::new` outside any loop is rewritten in the default mode only:
+    /// it is served when a caller's loop has a scope open.
     #[batch_alloc]
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
-        let mut out = Vec::new();
+        let mut out = vec![];
+        out.push(Box::new(Record::new(rows as u64, "grid")));
         for row in 0..rows {
             out.push(Box::new(Record::new(row as u64, "row")));
             for col in 0..cols {
@@ -58,8 +86,8 @@ example! {
     }
 
     /// A `loop` used as a value, `break` with a box, and what is left as
-    /// written: a closure's `Box::new`, a macro's tokens, `Box::new` as a
-    /// value.
+    /// written: a macro's tokens, `Box::new` as a value, and in boxes mode a
+    /// closure's `Box::new`.
     #[batch_alloc]
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         let mut i = 0;
@@ -81,12 +109,27 @@ example! {
         }
         (found, lengths)
     }
+
+    /// An `async fn` whose loop awaits: the default mode suspends the scope
+    /// before each `.await` and resumes it after, since the future may move
+    /// to another thread meanwhile; boxes mode keeps its batch in the
+    /// future.
+    #[batch_alloc]
+    pub async fn sum_boxed(values: Vec<u64>) -> u64 {
+        let mut sum = 0;
+        for value in values {
+            sum += *Box::new(ready(value).await);
+        }
+        sum
+    }
 }
 
 const PRELUDE: &str = r#"
     //! What `#[batch_alloc]` emits: `mod input` holds functions as written,
-    //! `mod expanded` the same functions as the attribute rewrites them.
-    //! `main` runs both and checks that they agree, box for box.
+    //! `mod expanded` the same functions as the attribute rewrites them, and
+    //! `mod expanded_boxes` as `#[batch_alloc(boxes)]` rewrites them. `main`
+    //! runs all three and checks that they agree, and that the default
+    //! expansion is served as much as the real attribute.
     //!
     //! Generated by `tests/macro_expanded.rs`, which also keeps it in sync
     //! with the macro: edit the input there, then run
@@ -104,10 +147,15 @@ const PRELUDE: &str = r#"
         clippy::vec_box,
         clippy::box_collection,
         clippy::while_let_on_iterator,
-        clippy::unnecessary_map_on_constructor
+        clippy::unnecessary_map_on_constructor,
+        clippy::vec_init_then_push
     )]
 
     use batch_alloc::{stats, BatchAlloc};
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
 
     #[global_allocator]
     static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -134,29 +182,59 @@ const PRELUDE: &str = r#"
         pub value: u64,
         pub next: Option<Box<Node>>,
     }
+
+    pub async fn ready(value: u64) -> u64 {
+        value
+    }
 "#;
 
 const MAIN: &str = r#"
-    /// Runs `f`; returns its result, printed, and the boxes batches served
-    /// meanwhile.
+    struct NoopWaker;
+
+    impl Wake for NoopWaker {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    fn block_on<F: Future>(future: F) -> F::Output {
+        let waker = Waker::from(Arc::new(NoopWaker));
+        let mut cx = Context::from_waker(&waker);
+        let mut future = pin!(future);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                return output;
+            }
+        }
+    }
+
+    /// Runs `f`; returns its result, printed, and the allocations batch
+    /// scopes and batches served meanwhile.
     fn run<R: std::fmt::Debug>(f: impl FnOnce() -> R) -> (String, u64) {
-        let before = stats().batched_boxes;
+        let before = stats();
         let result = f();
-        (format!("{result:?}"), stats().batched_boxes - before)
+        let after = stats();
+        let served = after.scoped_allocations - before.scoped_allocations
+            + (after.batched_boxes - before.batched_boxes);
+        (format!("{result:?}"), served)
     }
 
     fn main() {
         let lines = ["alpha", "beta", "gamma", "delta"];
         let words = ["a", "bb", "ccc"];
+        let values = || vec![1, 2, 3];
         let runs = [
-            ("parse", run(|| input::parse(&lines)), run(|| expanded::parse(&lines))),
-            ("list", run(|| input::list(20)), run(|| expanded::list(20))),
-            ("grid", run(|| input::grid(3, 4)), run(|| expanded::grid(3, 4))),
-            ("first_long", run(|| input::first_long(&words, 2)), run(|| expanded::first_long(&words, 2))),
+            ("parse", run(|| input::parse(&lines)), run(|| expanded::parse(&lines)), run(|| expanded_boxes::parse(&lines))),
+            ("list", run(|| input::list(20)), run(|| expanded::list(20)), run(|| expanded_boxes::list(20))),
+            ("grid", run(|| input::grid(3, 4)), run(|| expanded::grid(3, 4)), run(|| expanded_boxes::grid(3, 4))),
+            ("first_long", run(|| input::first_long(&words, 2)), run(|| expanded::first_long(&words, 2)), run(|| expanded_boxes::first_long(&words, 2))),
+            ("sum_boxed", run(|| block_on(input::sum_boxed(values()))), run(|| block_on(expanded::sum_boxed(values()))), run(|| block_on(expanded_boxes::sum_boxed(values())))),
         ];
-        for (name, written, emitted) in runs {
+        for (name, written, emitted, boxes) in runs {
             assert_eq!(written, emitted, "{name}: the printed expansion disagrees");
-            println!("{name}: {} boxes from batches", written.1);
+            assert_eq!(written.0, boxes.0, "{name}: boxes mode changed a result");
+            println!(
+                "{name}: {} allocations from the scope; in boxes mode, {} boxes from batches",
+                written.1, boxes.1
+            );
         }
     }
 "#;
@@ -175,6 +253,11 @@ fn render() -> String {
         mod expanded {{
             use super::*;
             {EXPANDED}
+        }}
+        /// The same functions as `#[batch_alloc(boxes)]` emits them.
+        mod expanded_boxes {{
+            use super::*;
+            {EXPANDED_BOXES}
         }}
         {MAIN}"
     );
@@ -218,8 +301,32 @@ fn spaced(code: &str) -> String {
     out
 }
 
-/// The file's syntax as prettyplease prints it: formatting (the committed
-/// file is rustfmt's) and comments do not count, doc comments do.
+/// `code` as rustfmt lays it out, or `None` if rustfmt cannot be run.
+/// rustfmt changes a little syntax too (a closure whose body spans lines
+/// gets a block), so the expansion goes through it before it is compared
+/// with the committed file, which is rustfmt's.
+fn rustfmt(code: &str) -> Option<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2021", "--emit", "stdout"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(code.as_bytes()).ok()?;
+    let output = child.wait_with_output().ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8(output.stdout).ok())
+        .flatten()
+}
+
+/// The file's syntax as prettyplease prints it: formatting and comments do
+/// not count, doc comments do.
 fn normalized(code: &str) -> String {
     match syn::parse_file(code) {
         Ok(file) => prettyplease::unparse(&file),
@@ -234,13 +341,14 @@ fn example_matches_the_expansion() {
     if std::env::var_os("BATCH_ALLOC_BLESS").is_some() {
         std::fs::write(&path, &expected).expect("write the example");
         // Best effort, so that `cargo fmt --check` stays quiet; the
-        // comparison below does not depend on it.
+        // comparison below formats the expansion the same way.
         let _ = std::process::Command::new("rustfmt")
             .args(["--edition", "2021"])
             .arg(&path)
             .status();
         return;
     }
+    let expected = rustfmt(&expected).unwrap_or(expected);
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     let (committed, expected) = (normalized(&committed), normalized(&expected));
     if committed != expected {

@@ -26,7 +26,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use batch_alloc::{batch_alloc, is_active, stats, BatchAlloc};
-use reliability_common::{seed, vm_rss_kib, Rng};
+use reliability_common::{assert_back_at, assert_disjoint, box_range, seed, vm_rss_kib, Rng};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -148,6 +148,19 @@ fn answer(request: &Request) -> u64 {
     (request.fields.len() + request.path.len()) as u64
 }
 
+/// Panics if any two boxes of the open requests overlap (their contents
+/// are checked by [`answer`]).
+fn assert_disjoint_requests(open: &[Request]) {
+    let mut ranges: Vec<_> = open
+        .iter()
+        .flat_map(|r| {
+            let fields = r.fields.iter().map(box_range);
+            fields.chain(r.path.iter().map(box_range))
+        })
+        .collect();
+    assert_disjoint(&mut ranges);
+}
+
 fn worker(me: u64, seed: u64, boxes: u64, done: Arc<AtomicU64>, to_writer: Writer) {
     let mut rng = Rng::new(seed ^ me);
     let mut line = String::new();
@@ -162,6 +175,11 @@ fn worker(me: u64, seed: u64, boxes: u64, done: Arc<AtomicU64>, to_writer: Write
         made += n;
         id += 1;
         in_flight.push(request);
+        // Now and then, with the most requests open: no two of their boxes
+        // overlap.
+        if id % 128 == 0 {
+            assert_disjoint_requests(&in_flight);
+        }
         if in_flight.len() > IN_FLIGHT {
             // Requests complete out of order.
             let request = in_flight.swap_remove(rng.below(in_flight.len()));
@@ -230,8 +248,7 @@ fn run(total_boxes: u64, seed: u64) -> Trace {
     writer.join().unwrap();
     let elapsed = start.elapsed();
     let after = stats();
-    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+    assert_back_at(&before, &after);
     assert!(
         after.batched_boxes - before.batched_boxes >= total_boxes / 2,
         "most boxes should come from batches: {before:?} {after:?}"

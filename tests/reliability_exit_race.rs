@@ -23,7 +23,7 @@ use std::thread;
 
 use batch_alloc::{is_active, stats, BatchAlloc};
 use reliability_common::{
-    assert_back_at, assert_disjoint, assert_span_bytes_sane, seed, Batches, Filled, Rng,
+    assert_back_at, assert_live, assert_span_bytes_sane, seed, Batches, Filled, Rng,
 };
 
 #[global_allocator]
@@ -136,16 +136,7 @@ fn owners_exit_while_their_last_boxes_are_freed() {
                 b.check_and_free(id);
             }
         }
-        let mut ranges: Vec<_> = survivors
-            .iter()
-            .flatten()
-            .map(|(b, id)| {
-                b.check(*id);
-                let start = b.words().as_ptr() as usize;
-                (start, start + b.bytes())
-            })
-            .collect();
-        assert_disjoint(&mut ranges);
+        assert_live(survivors.iter().flatten());
         assert_span_bytes_sane(&stats());
     }
     for (b, id) in survivors.into_iter().flatten() {

@@ -24,7 +24,10 @@ use std::sync::Mutex;
 use std::thread;
 
 use batch_alloc::{is_active, stats, Batch, BatchAlloc};
-use reliability_common::{check_words, child_role, describe, fill, run_child};
+use reliability_common::{
+    assert_back_at, assert_disjoint, box_range, check_words, child_role, describe, fill, run_child,
+    slice_range,
+};
 
 /// The system allocator, failing on armed threads once its budget is spent.
 struct FailAfter;
@@ -176,14 +179,17 @@ fn batches_keep_working_while_the_inner_allocator_fails() {
         check_words(&grown[..5], 7);
         assert_eq!(grown[5], 99);
         grown.extend_from_slice(&[1; 100]);
+        // The most boxes live: none overlaps another, or the grown vector.
+        let mut ranges = vec![slice_range(&grown)];
+        ranges.extend(smalls.iter().map(box_range));
+        ranges.extend(larges.iter().map(box_range));
+        assert_disjoint(&mut ranges);
         let now = stats();
         assert!(now.batched_boxes - before.batched_boxes >= 2_100);
     })
     .join()
     .unwrap();
-    let after = stats();
-    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+    assert_back_at(&before, &stats());
 }
 
 /// Writes `msg` to stderr without allocating (no formatting, no buffer),

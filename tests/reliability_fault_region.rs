@@ -17,7 +17,10 @@ mod reliability_common;
 use std::thread;
 
 use batch_alloc::{batch_alloc, is_active, stats, Batch, BatchAlloc};
-use reliability_common::{check_words, child_role, describe, fill, run_child, Filled};
+use reliability_common::{
+    assert_boxes_disjoint, assert_live, assert_slots_back_at, check_words, child_role, describe,
+    fill, run_child, Filled,
+};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -70,6 +73,7 @@ fn workload() -> u64 {
         check_words(&b[..], id as u64);
         add(&b[..]);
     }
+    assert_boxes_disjoint(&boxes);
     thread::spawn(move || drop(boxes)).join().unwrap();
     // A `while` loop with no hint: a linked list, dropped iteratively.
     let mut node = chain(5_000);
@@ -95,11 +99,14 @@ fn workload() -> u64 {
             })
         })
         .collect();
-    for h in handles {
-        for (b, id) in h.join().unwrap() {
-            b.check(id);
-            add(b.words());
-        }
+    let made: Vec<(Filled, u64)> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    // The boxes of the four threads, all live: intact and disjoint.
+    assert_live(&made);
+    for (b, _) in made {
+        add(b.words());
     }
     // A batched box grown as a vector.
     let b: Box<[u64; 5]> = Batch::with_capacity(10).alloc(fill(77));
@@ -126,6 +133,9 @@ fn child() {
     let before = stats();
     let checksum = workload();
     let after = stats();
+    // Batched or not, every slot came back (this thread's heap may keep
+    // empty spans; the parent checks those figures).
+    assert_slots_back_at(&before, &after);
     println!(
         "RESULT limit={address_space} active={active} batched={} reserves={} live={} spans={} \
          checksum={checksum:#x}",

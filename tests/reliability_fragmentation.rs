@@ -18,7 +18,9 @@ use std::ops::Range;
 use std::thread;
 
 use batch_alloc::{batch_alloc, is_active, stats, BatchAlloc, Stats};
-use reliability_common::{fill, filled_span_bytes, seed, Filled, Large, Medium, Rng, Small};
+use reliability_common::{
+    assert_back_at, assert_live, fill, filled_span_bytes, seed, Filled, Large, Medium, Rng, Small,
+};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -77,9 +79,7 @@ fn run(rounds: usize, seed: u64) -> Figures {
     let figures = thread::spawn(move || rounds_on_this_thread(rounds, seed, before))
         .join()
         .unwrap();
-    let after = stats();
-    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+    assert_back_at(&before, &stats());
     figures
 }
 
@@ -124,6 +124,8 @@ fn rounds_on_this_thread(rounds: usize, seed: u64, before: Stats) -> Figures {
             }
         }
     }
+    // The most boxes live: one from every round, all intact and disjoint.
+    assert_live(&kept);
     for (b, id) in kept {
         b.check_and_free(id);
     }

@@ -21,7 +21,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use batch_alloc::{batch_alloc, is_active, stats, Batch, BatchAlloc, Stats};
-use reliability_common::{check_words, class_of, fill};
+use reliability_common::{
+    assert_back_at, assert_boxes_disjoint, assert_disjoint, box_range, check_words, class_of, fill,
+    slice_range,
+};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -38,12 +41,7 @@ fn leak_checked<R: Send + 'static>(
     assert!(is_active());
     let before = stats();
     let result = thread::spawn(move || f(before)).join();
-    let after = stats();
-    assert_eq!(
-        after.live_slots, before.live_slots,
-        "slots leaked or freed twice"
-    );
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+    assert_back_at(&before, &stats());
     (result, before)
 }
 
@@ -101,6 +99,10 @@ fn a_drop_that_panics_while_batched_boxes_are_dropped() {
     let (result, _) = leak_checked(|before| {
         let all = bombs(1_000, 500);
         assert_eq!(since(before), (1_000, 1_000), "every box batched");
+        for b in &all {
+            check_words(&b.words, b.id);
+        }
+        assert_boxes_disjoint(&all);
         let drops = BOMB_DROPS.load(Relaxed);
         let dropped = catch_unwind(AssertUnwindSafe(move || drop(all)));
         assert!(dropped.is_err(), "the armed bomb panicked");
@@ -139,6 +141,7 @@ fn a_drop_that_panics_inside_a_batched_loop() {
         for b in &kept {
             check_words(&b.words, b.id);
         }
+        assert_boxes_disjoint(&kept);
         drop(kept);
         assert_eq!(since(before).0, 0);
     });
@@ -188,6 +191,7 @@ fn a_panic_in_the_middle_of_a_batched_loop_gives_the_slots_back() {
         for (id, b) in out.iter().enumerate() {
             check_words(&b[..], id as u64);
         }
+        assert_boxes_disjoint(&out);
         drop(out);
 
         let before = stats();
@@ -213,6 +217,9 @@ fn a_panic_in_the_middle_of_a_batched_loop_gives_the_slots_back() {
             let (row, col) = (i / 39, i % 39 + 1);
             check_words(&b[..], (row * 1_000 + col) as u64);
         }
+        let mut ranges: Vec<_> = heads.iter().map(box_range).collect();
+        ranges.extend(cells.iter().map(box_range));
+        assert_disjoint(&mut ranges);
     });
     result.unwrap();
 }
@@ -250,13 +257,10 @@ fn a_thread_killed_by_a_panic_mid_loop_leaves_its_boxes_valid() {
     for (id, b) in boxes.iter().enumerate() {
         check_words(&b[..], id as u64);
     }
+    assert_boxes_disjoint(&boxes);
     drop(boxes);
-    let after = stats();
-    assert_eq!(after.live_slots, before.live_slots);
-    assert_eq!(
-        after.span_bytes, before.span_bytes,
-        "abandoned span reclaimed"
-    );
+    // The last free reclaimed the abandoned span.
+    assert_back_at(&before, &stats());
 }
 
 // ---- realloc of a slot through Vec::from_raw_parts ----
@@ -345,6 +349,7 @@ fn a_batched_box_grown_as_a_vec_on_another_thread() {
         let grown = into_vec(batched(fill::<8>(3), before));
         let shrunk = into_vec(batched(fill::<8>(4), before));
         assert_eq!(since(before).0, 2);
+        assert_disjoint(&mut [slice_range(&grown), slice_range(&shrunk)]);
         // Moving out of the slot frees it remotely; the shrunk one is freed
         // remotely when dropped.
         thread::spawn(move || {

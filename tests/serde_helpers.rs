@@ -14,6 +14,10 @@
 
 #![allow(clippy::vec_box, clippy::box_collection)]
 
+#[allow(dead_code)]
+#[path = "../rt/tests/common/check.rs"]
+mod check;
+
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt::Debug;
@@ -22,6 +26,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard};
 
 use batch_alloc::{stats, Batch, BatchAlloc};
+use check::{assert_disjoint, assert_slots_back_at, assert_span_bytes_sane, box_range};
 use serde::de::value::{Error as ValueError, MapDeserializer, SeqDeserializer};
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -73,6 +78,41 @@ fn model<T>(hint: usize, values: impl IntoIterator<Item = T>) -> u64 {
     count
 }
 
+/// A container of boxes, which can list where its boxes are.
+trait Boxes {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>);
+}
+
+/// `Boxes` for containers whose `$boxes` (an expression of `c`) iterates
+/// over `&Box<_>`.
+macro_rules! boxes {
+    ($(impl<$($p:ident),*> for $ty:ty => |$c:ident| $boxes:expr;)*) => {$(
+        impl<$($p),*> Boxes for $ty {
+            fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+                let $c = self;
+                out.extend($boxes.map(box_range));
+            }
+        }
+    )*};
+}
+
+boxes! {
+    impl<T> for Vec<Box<T>> => |c| c.iter();
+    impl<T> for VecDeque<Box<T>> => |c| c.iter();
+    impl<T> for Vec<Option<Box<T>>> => |c| c.iter().flatten();
+    impl<K, V, S> for HashMap<K, Box<V>, S> => |c| c.values();
+    impl<K, V> for BTreeMap<K, Box<V>> => |c| c.values();
+}
+
+/// Panics if any two boxes of `containers` overlap.
+fn assert_boxes_disjoint(containers: &[&dyn Boxes]) {
+    let mut ranges = Vec::new();
+    for c in containers {
+        c.box_ranges(&mut ranges);
+    }
+    assert_disjoint(&mut ranges);
+}
+
 type Json<'a> = serde_json::Deserializer<serde_json::de::StrRead<'a>>;
 
 /// A helper as `#[serde(deserialize_with)]` calls it on JSON.
@@ -97,11 +137,14 @@ fn through<C>(helper: impl Helper<C>, json: &str) -> serde_json::Result<C> {
 }
 
 /// `value` through serde_json: the helper gives back what was written and
-/// what serde's own impl reads, and serves `expected_batched` boxes.
+/// what serde's own impl reads, and serves `expected_batched` boxes. No box
+/// of the three overlaps another, and every slot is free again once they
+/// are dropped.
 fn round_trip<C>(helper: impl Helper<C>, value: &C, expected_batched: u64)
 where
-    C: Serialize + DeserializeOwned + PartialEq + Debug,
+    C: Serialize + DeserializeOwned + PartialEq + Debug + Boxes,
 {
+    let before = stats();
     let json = serde_json::to_string(value).unwrap();
     let (helped, batched) = counting(|| through(helper, &json).unwrap());
     let serdes: C = serde_json::from_str(&json).unwrap();
@@ -111,6 +154,9 @@ where
         "the helper and serde's impl differ on {json}"
     );
     assert_eq!(batched, expected_batched, "boxes from batches for {json}");
+    assert_boxes_disjoint(&[value, &helped, &serdes]);
+    drop((helped, serdes));
+    assert_slots_back_at(&before, &stats());
 }
 
 const LENGTHS: [u32; 7] = [0, 1, 2, 3, 17, 300, 5000];
@@ -185,16 +231,17 @@ fn btree_map_box_round_trips() {
 #[test]
 fn a_repeated_key_keeps_the_last_value_as_serde_does() {
     let _serial = serial();
-    let live = stats().live_slots;
+    let before = stats();
     let json = r#"{"a": 1, "b": 2, "a": 3, "c": 4, "a": 5, "d": 6}"#;
     let hashed: HashMap<String, Box<u32>> = through(helper!(hash_map_box), json).unwrap();
     assert_eq!(hashed, serde_json::from_str(json).unwrap());
     assert_eq!(*hashed["a"], 5);
     let sorted: BTreeMap<String, Box<u32>> = through(helper!(btree_map_box), json).unwrap();
     assert_eq!(sorted, serde_json::from_str(json).unwrap());
+    assert_boxes_disjoint(&[&hashed, &sorted]);
     drop((hashed, sorted));
     // The replaced values' boxes were freed, batched or not.
-    assert_eq!(stats().live_slots, live);
+    assert_slots_back_at(&before, &stats());
 }
 
 /// The form users write: a struct whose fields name the helpers.
@@ -377,8 +424,10 @@ fn a_length_from_the_input_is_not_trusted() {
         assert!(map.capacity() <= 2 * (1 << 20) / size_of::<(u64, Box<u64>)>());
         let sorted = batch_alloc::serde_boxes::btree_map_box::<_, u64, u64>(lying(0..6)).unwrap();
         assert_eq!(sorted.len(), 3);
+        assert_boxes_disjoint(&[&list, &deque, &holes, &map, &sorted]);
         drop((list, deque, holes, map, sorted));
         assert_eq!(stats().live_slots, live, "claimed {claimed}");
+        assert_span_bytes_sane(&stats());
     }
 }
 
@@ -423,6 +472,7 @@ fn fails_like_serde<C: DeserializeOwned + Debug>(
     let serdes = serde_json::from_str::<C>(json).expect_err(what).to_string();
     assert_eq!(ours, serdes, "{what}");
     assert_eq!(stats().live_slots, live, "{what}: slots left behind");
+    assert_span_bytes_sane(&stats());
     if good > 2 {
         assert!(batched > 0, "{what}: no batch was in use when it failed");
     }
@@ -487,7 +537,7 @@ impl<'de> Deserialize<'de> for Fuse {
 #[test]
 fn a_panic_halfway_leaks_nothing() {
     let _serial = serial();
-    let live = stats().live_slots;
+    let before = stats();
     let json = serde_json::to_string(&(0..200).collect::<Vec<u64>>()).unwrap();
     let (result, batched) = counting(|| {
         catch_unwind(AssertUnwindSafe(|| {
@@ -496,16 +546,18 @@ fn a_panic_halfway_leaks_nothing() {
     });
     assert!(result.is_err(), "the 100th element panics");
     assert!(batched > 0);
-    assert_eq!(stats().live_slots, live);
+    assert_slots_back_at(&before, &stats());
 }
 
 #[test]
 fn boxes_outlive_their_container_and_cross_threads() {
     let _serial = serial();
-    let live = stats().live_slots;
+    let before = stats();
     let json = serde_json::to_string(&(0..500).map(item).collect::<Vec<_>>()).unwrap();
     let (mut list, batched) = counting(|| through(helper!(vec_box::<_, Item>), &json).unwrap());
     assert!(batched > 0);
+    assert!(list.iter().zip(0..).all(|(b, i)| **b == item(i)));
+    assert_boxes_disjoint(&[&list]);
     let kept = list.swap_remove(250);
     let dropped_elsewhere = std::thread::spawn(move || {
         let sum: u64 = list.iter().map(|i| i.id as u64).sum();
@@ -516,7 +568,10 @@ fn boxes_outlive_their_container_and_cross_threads() {
     .unwrap();
     assert_eq!(dropped_elsewhere, (0..500).sum::<u64>() - 250);
     assert_eq!(*kept, item(250));
-    assert!(stats().live_slots > live, "the kept box is a slot");
+    assert!(
+        stats().live_slots > before.live_slots,
+        "the kept box is a slot"
+    );
     drop(kept);
-    assert_eq!(stats().live_slots, live);
+    assert_slots_back_at(&before, &stats());
 }

@@ -7,24 +7,28 @@
 //! written, `on_method` with the attribute on each `visit_*` method, and
 //! `on_impl` with it on each `impl` block. Each test runs all three on the
 //! same input and checks that they agree, on values and on errors, that
-//! the plain code took no box from a batch and that the annotated code took
-//! as many as a batch made by hand ([`model`]) serves.
+//! the plain code took nothing from batch-alloc and that the annotated code
+//! took every box it made from its batch scope: the tests run with scopes
+//! serving annotated `Box::new`s only (`Capture::Boxes`), so the count is
+//! exactly the boxes. They run one at a time, each on a thread of its own
+//! ([`with_capture`]).
 
 #![allow(clippy::vec_box)]
 
-use std::fmt::Debug;
-use std::sync::{Mutex, MutexGuard};
+#[allow(dead_code)]
+#[path = "../rt/tests/common/check.rs"]
+mod check;
+mod serial;
 
-use batch_alloc::{stats, Batch, BatchAlloc};
+use std::fmt::Debug;
+
+use batch_alloc::{stats, BatchAlloc, Capture};
+use check::{assert_disjoint, assert_span_bytes_sane, box_range};
 use serde::{Deserialize, Serialize};
+use serial::{served, with_capture};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
 pub struct Event {
@@ -41,24 +45,29 @@ fn event(i: u64) -> Event {
     }
 }
 
-fn counting<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    let before = stats().batched_boxes;
-    let result = f();
-    (result, stats().batched_boxes - before)
+/// A parse's value, which can list where its boxes are.
+trait Boxes: Debug {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>);
 }
 
-/// What the batch of one `while let` loop serves when it boxes `values`:
-/// a loop has no trip count, so the batch has no hint.
-fn model<T>(values: impl IntoIterator<Item = T>) -> u64 {
-    let (boxes, count) = counting(|| {
-        let mut batch = Batch::new();
-        values
-            .into_iter()
-            .map(|v| batch.alloc(v))
-            .collect::<Vec<_>>()
-    });
-    drop(boxes);
-    count
+impl<T: Debug> Boxes for Vec<Box<T>> {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+        out.extend(self.iter().map(box_range));
+    }
+}
+
+impl<T: Debug> Boxes for Vec<(String, Box<T>)> {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+        out.extend(self.iter().map(|(_, b)| box_range(b)));
+    }
+}
+
+impl<T: Boxes, E: Debug> Boxes for Result<T, E> {
+    fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+        if let Ok(value) = self {
+            value.box_ranges(out);
+        }
+    }
 }
 
 macro_rules! visitors {
@@ -109,12 +118,23 @@ macro_rules! visitors {
             }
         }
 
-        /// A recursive type: every call of `visit_seq` has a batch of
-        /// its own.
+        /// A recursive type: every call of `visit_seq` but the outermost
+        /// joins the outermost's batch scope.
         #[derive(Debug, PartialEq)]
         pub enum Tree {
             Leaf(u64),
             Branch(Vec<Box<Tree>>),
+        }
+
+        impl super::Boxes for Tree {
+            fn box_ranges(&self, out: &mut Vec<(usize, usize)>) {
+                if let Tree::Branch(children) = self {
+                    for child in children {
+                        out.push(super::box_range(child));
+                        child.box_ranges(out);
+                    }
+                }
+            }
         }
 
         impl<'de> serde::Deserialize<'de> for Tree {
@@ -184,122 +204,124 @@ mod on_impl {
 type Parse<R> = fn(&str) -> serde_json::Result<R>;
 
 /// Runs the three versions of one parse on `json`. They must agree (on the
-/// value, or on the error, message and position); the plain one takes no
-/// box from a batch, and each annotated one `expected`. Every slot is free
-/// again once the values are dropped.
-fn three_ways<R: Debug, M: Debug, I: Debug>(
+/// value, or on the error, message and position); batch-alloc serves the
+/// plain one nothing, and each annotated one `expected` boxes. No box of an
+/// annotated version's value overlaps another, or one of the plain value.
+/// Every slot is free again once the values are dropped.
+fn three_ways<R: Boxes, M: Boxes, I: Boxes>(
     json: &str,
     (plain, on_method, on_impl): (Parse<R>, Parse<M>, Parse<I>),
     expected: u64,
 ) -> serde_json::Result<R> {
-    let live = stats().live_slots;
-    let (want, plain_count) = counting(|| plain(json));
-    assert_eq!(plain_count, 0, "plain code took boxes from a batch");
+    let before = stats();
+    let (want, plain_count) = served(|| plain(json));
+    assert_eq!(plain_count, 0, "batch-alloc served plain code");
     let want_text = format!("{want:?}");
-    let check = |name: &str, got: String, count: u64| {
-        assert_eq!(got, want_text, "attribute {name}");
-        assert_eq!(count, expected, "boxes from batches, attribute {name}");
+    let check = |name: &str, got: &dyn Boxes, count: u64| {
+        assert_eq!(format!("{got:?}"), want_text, "attribute {name}");
+        assert_eq!(count, expected, "boxes from batch-alloc, attribute {name}");
+        let mut ranges = Vec::new();
+        want.box_ranges(&mut ranges);
+        got.box_ranges(&mut ranges);
+        assert_disjoint(&mut ranges);
+    };
+    let settled = |name: &str| {
+        let after = stats();
+        assert_span_bytes_sane(&after);
         assert_eq!(
-            stats().live_slots,
-            live,
+            after.live_slots, before.live_slots,
             "attribute {name}: slots left behind"
         );
     };
-    let (got, count) = counting(|| format!("{:?}", on_method(json)));
-    check("on the method", got, count);
-    let (got, count) = counting(|| format!("{:?}", on_impl(json)));
-    check("on the impl", got, count);
+    let (got, count) = served(|| on_method(json));
+    check("on the method", &got, count);
+    drop(got);
+    settled("on the method");
+    let (got, count) = served(|| on_impl(json));
+    check("on the impl", &got, count);
+    drop(got);
+    settled("on the impl");
     want
 }
 
 #[test]
-fn visit_seq_batches_its_loop() {
-    let _serial = serial();
-    for n in [0, 1, 2, 3, 10, 1000] {
-        let json = serde_json::to_string(&(0..n).map(event).collect::<Vec<_>>()).unwrap();
-        let expected = model((0..n).map(event));
-        let events = three_ways(
-            &json,
-            (plain::events, on_method::events, on_impl::events),
-            expected,
-        )
-        .unwrap();
-        assert_eq!(events.len(), n as usize);
-        assert!(events.iter().zip(0..).all(|(e, i)| **e == event(i)));
-    }
-    assert!(model((0..1000).map(event)) > 900);
+fn visit_seq_serves_its_loop() {
+    with_capture(Capture::Boxes, || {
+        for n in [0, 1, 2, 3, 10, 1000] {
+            let json = serde_json::to_string(&(0..n).map(event).collect::<Vec<_>>()).unwrap();
+            let events = three_ways(
+                &json,
+                (plain::events, on_method::events, on_impl::events),
+                n,
+            )
+            .unwrap();
+            assert_eq!(events.len(), n as usize);
+            assert!(events.iter().zip(0..).all(|(e, i)| **e == event(i)));
+        }
+    });
 }
 
 #[test]
-fn visit_map_batches_its_loop() {
-    let _serial = serial();
-    for n in [0, 2, 3, 500] {
-        let map: serde_json::Map<String, serde_json::Value> = (0..n)
-            .map(|i| (format!("e{i}"), serde_json::to_value(event(i)).unwrap()))
-            .collect();
-        let json = serde_json::to_string(&map).unwrap();
-        let named = three_ways(
-            &json,
-            (plain::named, on_method::named, on_impl::named),
-            model((0..n).map(event)),
-        )
-        .unwrap();
-        assert_eq!(named.len(), n as usize);
-    }
-    assert!(model((0..500).map(event)) > 0);
+fn visit_map_serves_its_loop() {
+    with_capture(Capture::Boxes, || {
+        for n in [0, 2, 3, 500] {
+            let map: serde_json::Map<String, serde_json::Value> = (0..n)
+                .map(|i| (format!("e{i}"), serde_json::to_value(event(i)).unwrap()))
+                .collect();
+            let json = serde_json::to_string(&map).unwrap();
+            let named =
+                three_ways(&json, (plain::named, on_method::named, on_impl::named), n).unwrap();
+            assert_eq!(named.len(), n as usize);
+        }
+    });
 }
 
 #[test]
 fn a_malformed_element_fails_like_the_plain_visitor_and_leaks_nothing() {
-    let _serial = serial();
-    let good = (0..300)
-        .map(|i| serde_json::to_string(&event(i)).unwrap())
-        .collect::<Vec<_>>()
-        .join(",\n");
-    let bad = [
-        format!(r#"[{good}, {{"at": "noon", "kind": "open"}}]"#),
-        format!(r#"[{good}, {{"kind": "open"}}]"#),
-        format!("[{good}, "),
-        format!("[{good},]"),
-        "{}".to_string(),
-    ];
-    for json in &bad {
-        // The loop ran 300 times before `?` left it: slots were in use.
-        let expected = if json.starts_with('[') {
-            model((0..300).map(event))
-        } else {
-            0
-        };
-        let error = three_ways(
-            json,
-            (plain::events, on_method::events, on_impl::events),
-            expected,
-        )
-        .expect_err(json);
-        assert!(error.line() > 0, "{error}");
-    }
+    with_capture(Capture::Boxes, || {
+        let good = (0..300)
+            .map(|i| serde_json::to_string(&event(i)).unwrap())
+            .collect::<Vec<_>>()
+            .join(",\n");
+        let bad = [
+            format!(r#"[{good}, {{"at": "noon", "kind": "open"}}]"#),
+            format!(r#"[{good}, {{"kind": "open"}}]"#),
+            format!("[{good}, "),
+            format!("[{good},]"),
+            "{}".to_string(),
+        ];
+        for json in &bad {
+            // The loop boxed 300 events before `?` left it.
+            let expected = if json.starts_with('[') { 300 } else { 0 };
+            let error = three_ways(
+                json,
+                (plain::events, on_method::events, on_impl::events),
+                expected,
+            )
+            .expect_err(json);
+            assert!(error.line() > 0, "{error}");
+        }
+    });
 }
 
 #[test]
-fn each_call_of_a_recursive_visitor_has_its_own_batch() {
-    let _serial = serial();
-    // A branch of 1000 leaves, one of 3 and one of 2, inside a branch of 4.
-    let json = format!(
-        "[{}, [1, 2, 3], [4, 5], 6]",
-        serde_json::to_string(&(0..1000).collect::<Vec<u64>>()).unwrap()
-    );
-    let leaves = |n| model((0..n).map(on_method::Tree::Leaf));
-    let branches = model((0..4).map(on_method::Tree::Leaf));
-    let expected = leaves(1000) + leaves(3) + leaves(2) + branches;
-    assert!(leaves(1000) > 0);
-    assert_eq!(leaves(2), 0, "two boxes are too few to batch");
-    let tree = three_ways(
-        &json,
-        (plain::tree, on_method::tree, on_impl::tree),
-        expected,
-    );
-    let plain::Tree::Branch(top) = tree.unwrap() else {
-        panic!("a list at the top")
-    };
-    assert_eq!(*top[3], plain::Tree::Leaf(6));
+fn a_recursive_visitor_joins_one_scope() {
+    with_capture(Capture::Boxes, || {
+        // A branch of 1000 leaves, one of 3 and one of 2, inside a branch of
+        // 4: the outermost `visit_seq` opens the scope before its loop, the
+        // inner calls join it, and every box is served.
+        let json = format!(
+            "[{}, [1, 2, 3], [4, 5], 6]",
+            serde_json::to_string(&(0..1000).collect::<Vec<u64>>()).unwrap()
+        );
+        let tree = three_ways(
+            &json,
+            (plain::tree, on_method::tree, on_impl::tree),
+            1000 + 3 + 2 + 4,
+        );
+        let plain::Tree::Branch(top) = tree.unwrap() else {
+            panic!("a list at the top")
+        };
+        assert_eq!(*top[3], plain::Tree::Leaf(6));
+    });
 }

@@ -26,10 +26,14 @@
 //! - `instructions STRATEGY N REPS`: allocates and drops `N` 64-byte objects
 //!   `REPS` times, for counting instructions with callgrind; with
 //!   `program:NAME:VARIANT` as the strategy, runs a program instead.
+//! - `program list`, `program NAME VARIANT REPS [SIZE]`: the real-programs
+//!   table's programs (see [`real`]), one variant in this process; run them
+//!   all with `benches/suite/programs.sh`.
 
 pub mod matrix;
 pub mod memory;
 pub mod programs;
+pub mod real;
 pub mod strategies;
 
 use std::env;
@@ -116,15 +120,21 @@ pub fn main<B: Binary>() {
     // cross-thread benches spawn one: spawn one first, so that every figure
     // of every binary is measured in the same mode. (`SUITE_NO_SPAWN` lets
     // the driver count instructions without it too, to show the difference.)
-    let instructions_alone = args.first().map(String::as_str) == Some("instructions")
-        && env::var_os("SUITE_NO_SPAWN").is_some();
-    if !instructions_alone {
+    // A real program (`program` mode) runs as it is written: with the
+    // threads it starts itself.
+    let alone = match args.first().map(String::as_str) {
+        Some("instructions") => env::var_os("SUITE_NO_SPAWN").is_some(),
+        Some("program") => true,
+        _ => false,
+    };
+    if !alone {
         std::thread::spawn(|| {}).join().unwrap();
     }
     match args.first().map(String::as_str) {
         Some("info") => info::<B>(),
         Some("memory") => memory::run::<B>(&args[1..]),
         Some("instructions") => instructions::<B>(&args[1..]),
+        Some("program") => real::main::<B>(&args[1..]),
         _ => {
             let mut c = Criterion::default().configure_from_args();
             matrix::register::<B>(&mut c);

@@ -609,17 +609,19 @@ def write_readme(results, path, doc, img):
     splice(path, "\n".join(out).rstrip() + "\n")
 
 
-def splice(path, section):
-    """Replaces the text between README_BEGIN and README_END in `path` with
-    `section`, so the README's figures are always the report's. A file
-    without the markers is an error, not an append: the section's place in
-    the README is the README's decision."""
+def splice(path, section, markers=(README_BEGIN, README_END)):
+    """Replaces the text between the two markers (by default README_BEGIN
+    and README_END) in `path` with `section`, so the README's figures are
+    always the report's. A file without the markers is an error, not an
+    append: the section's place in the README is the README's decision."""
     with open(path) as f:
         text = f.read()
-    begin, end = text.find(README_BEGIN), text.find(README_END)
+    begin_marker, end_marker = markers
+    begin, end = text.find(begin_marker), text.find(end_marker)
     if begin < 0 or end < begin:
-        sys.exit(f"report.py: {path} has no {README_BEGIN} ... {README_END} region")
-    start = begin + len(README_BEGIN)
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {path} has no {begin_marker} ... "
+                 f"{end_marker} region")
+    start = begin + len(begin_marker)
     with open(path, "w") as f:
         f.write(text[:start] + "\n" + section + text[end:])
 
@@ -893,20 +895,9 @@ def write(results, doc, img):
 
     w("## Machine, toolchain and noise")
     w("")
-    rows = [
-        ["CPU", f"{m['cpu']} ({m['cpus']} CPUs visible), {m.get('memory_gib', '?')} GiB"],
-        ["kernel", m["kernel"]],
-        ["toolchain", f"{m['rustc']}; {m['cargo']}"],
-        ["profile", "`bench` (inherits `release`); Cargo.toml: " + m.get("profile", "not recorded")],
-        ["valgrind", m.get("valgrind") or "–"],
-        ["criterion", f"{cfg['samples']} samples, {cfg['warm_up']} s warm-up, {cfg['measure']} s "
-                      f"measurement per bench, {cfg['rounds']} rounds"],
-    ]
-    for b, info in results["binaries"].items():
-        rows.append([f"`suite_{b}`", info["version"]])
-    crates = ", ".join(f"{k} {v}" for k, v in sorted(m.get("crates", {}).items()))
-    rows.append(["crates", crates])
-    w(table(["", ""], rows, ["---", "---"]))
+    criterion = ["criterion", f"{cfg['samples']} samples, {cfg['warm_up']} s warm-up, "
+                              f"{cfg['measure']} s measurement per bench, {cfg['rounds']} rounds"]
+    w(table(["", ""], machine_rows(results, [criterion]), ["---", "---"]))
     w("")
     w("The machine has 2 cores shared with other work, so times are noisy. The suite fights that "
       "three ways: every figure is the median of rounds; in each round every chunk of benches (one "
@@ -917,18 +908,9 @@ def write(results, doc, img):
       "glibc runs slower once a process has had a second thread and the cross-thread benches "
       "need one.")
     w("")
-    spreads = []
-    for key, entry in d.crit.items():
-        rounds = entry["rounds"]
-        if len(rounds) >= 2:
-            med = statistics.median(rounds)
-            spreads.append(((max(rounds) - min(rounds)) / med, key))
+    spreads = spread_text({key: entry["rounds"] for key, entry in d.crit.items()}, "benches")
     if spreads:
-        spreads.sort()
-        q = lambda f: spreads[min(len(spreads) - 1, int(f * len(spreads)))][0] * 100
-        w(f"Spread over rounds ((max − min) / median) across {len(spreads)} benches: median "
-          f"{q(0.5):.0f}%, 90th percentile {q(0.9):.0f}%, widest {spreads[-1][0] * 100:.0f}% "
-          f"(`{spreads[-1][1]}`).")
+        w(spreads)
     loads = [l for l in (results.get("load_during") or []) if l]
     if loads:
         ones = sorted(l[0] for l in loads)
@@ -944,6 +926,54 @@ def write(results, doc, img):
 MEMORY_SIZES_REPORT = (16, 64)
 
 
+def machine_rows(results, extra=()):
+    """The machine, toolchain and binaries of a run, as rows of a
+    two-column table; `extra` rows go after the toolchain's."""
+    m = results["machine"]
+    rows = [
+        ["CPU", f"{m['cpu']} ({m['cpus']} CPUs visible), {m.get('memory_gib', '?')} GiB"],
+        ["kernel", m["kernel"]],
+        ["toolchain", f"{m['rustc']}; {m['cargo']}"],
+        ["profile", "`bench` (inherits `release`); Cargo.toml: " + m.get("profile", "not recorded")],
+        ["valgrind", m.get("valgrind") or "–"],
+        *extra,
+    ]
+    for b, info in results["binaries"].items():
+        rows.append([f"`suite_{b}`", info["version"]])
+    crates = ", ".join(f"{k} {v}" for k, v in sorted(m.get("crates", {}).items()))
+    rows.append(["crates", crates])
+    return rows
+
+
+def spread_text(rounds_by_name, what):
+    """How far rounds spread ((max − min) / median) over every figure of
+    `rounds_by_name` with two rounds or more: median, 90th percentile and
+    widest, in a sentence; None without such figures."""
+    spreads = sorted(((max(r) - min(r)) / statistics.median(r), key)
+                     for key, r in rounds_by_name.items() if len(r) >= 2)
+    if not spreads:
+        return None
+    q = lambda f: spreads[min(len(spreads) - 1, int(f * len(spreads)))][0] * 100
+    return (f"Spread over rounds ((max − min) / median) across {len(spreads)} {what}: median "
+            f"{q(0.5):.0f}%, 90th percentile {q(0.9):.0f}%, widest {spreads[-1][0] * 100:.0f}% "
+            f"(`{spreads[-1][1]}`).")
+
+
+def load_results(path, doc, keep_name):
+    """The results of a run (a results.json, or a run directory holding
+    one), after keeping a copy named `keep_name` beside `doc`, from which
+    --report-only rewrites the page later."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "results.json")
+    with open(path) as f:
+        results = json.load(f)
+    os.makedirs(os.path.dirname(os.path.abspath(doc)), exist_ok=True)
+    keep = os.path.join(os.path.dirname(os.path.abspath(doc)), keep_name)
+    if os.path.abspath(path) != keep:
+        shutil.copyfile(path, keep)
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -951,15 +981,7 @@ def main():
     ap.add_argument("--img", default="docs/img")
     ap.add_argument("--readme", help="also rewrite the benchmark section of this README (between its markers)")
     args = ap.parse_args()
-    path = args.results
-    if os.path.isdir(path):
-        path = os.path.join(path, "results.json")
-    with open(path) as f:
-        results = json.load(f)
-    os.makedirs(os.path.dirname(os.path.abspath(args.doc)), exist_ok=True)
-    keep = os.path.join(os.path.dirname(os.path.abspath(args.doc)), "benchmarks.json")
-    if os.path.abspath(path) != keep:
-        shutil.copyfile(path, keep)
+    results = load_results(args.results, args.doc, "benchmarks.json")
     write(results, args.doc, args.img)
     if args.readme:
         write_readme(results, args.readme, args.doc, args.img)

@@ -126,11 +126,11 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, **kw)
 
 
-def build():
+def build(binaries=BINARIES):
     """Builds the suite binaries with `cargo bench -p batch-alloc-benches
     --no-run` and returns {binary: path}."""
     cmd = ["cargo", "bench", "-p", "batch-alloc-benches", "--no-run", "--message-format=json"]
-    for b in BINARIES:
+    for b in binaries:
         cmd += ["--bench", f"suite_{b}"]
     log("building: " + " ".join(cmd))
     out = run(cmd, cwd=ROOT, stdout=subprocess.PIPE).stdout
@@ -145,7 +145,7 @@ def build():
         name = msg["target"]["name"]
         if name.startswith("suite_"):
             paths[name[len("suite_"):]] = msg["executable"]
-    missing = [b for b in BINARIES if b not in paths]
+    missing = [b for b in binaries if b not in paths]
     if missing:
         sys.exit(f"build did not produce: {missing}")
     return paths
@@ -372,6 +372,19 @@ def callgrind_programs(paths):
     return rows
 
 
+def run_dir(kind, mode):
+    """A new target/KIND/<stamp>-MODE directory, which target/KIND/latest
+    then points at."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = os.path.join(ROOT, "target", kind, f"{stamp}-{mode}")
+    os.makedirs(out)
+    latest = os.path.join(ROOT, "target", kind, "latest")
+    if os.path.islink(latest):
+        os.remove(latest)
+    os.symlink(os.path.basename(out), latest)
+    return out
+
+
 def ensure_plot_python():
     """A python that can import matplotlib, installing it into a venv under
     target/suite if needed."""
@@ -420,13 +433,7 @@ def main():
     cfg = dict(QUICK if args.quick else FULL)
     if args.rounds:
         cfg["rounds"] = args.rounds
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = os.path.join(ROOT, "target", "suite", f"{stamp}-{'quick' if args.quick else 'full'}")
-    os.makedirs(out)
-    latest = os.path.join(ROOT, "target", "suite", "latest")
-    if os.path.islink(latest):
-        os.remove(latest)
-    os.symlink(os.path.basename(out), latest)
+    out = run_dir("suite", "quick" if args.quick else "full")
 
     started = time.time()
     paths = build()

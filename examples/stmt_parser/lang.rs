@@ -82,10 +82,12 @@ pub mod plain {
 }
 
 /// The same front end with `#[batch_alloc]` on every function and `impl`.
+/// (`quiet`: a user who annotates everything does not want to hear about
+/// the functions without loops or boxes, such as `parse` and `check`.)
 pub mod batched {
     use super::*;
 
-    lexer!(#[batch_alloc::batch_alloc]);
-    parser!(#[batch_alloc::batch_alloc]);
-    checker!(#[batch_alloc::batch_alloc]);
+    lexer!(#[batch_alloc::batch_alloc(quiet)]);
+    parser!(#[batch_alloc::batch_alloc(quiet)]);
+    checker!(#[batch_alloc::batch_alloc(quiet)]);
 }

@@ -28,7 +28,9 @@ pub(crate) fn is_box_new(call: &ExprCall) -> bool {
     }
 }
 
-fn is_box_new_path(path: &Path) -> bool {
+/// True if `path` is one of the `Box::new` spellings (a call's function, or
+/// the function named as a value, as in `.map(Box::new)`).
+pub(crate) fn is_box_new_path(path: &Path) -> bool {
     let segments: Vec<&PathSegment> = path.segments.iter().collect();
     let Some((new, rest)) = segments.split_last() else {
         return false;

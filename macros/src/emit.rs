@@ -11,6 +11,7 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote_spanned, ToTokens};
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
 use syn::token;
 use syn::{
     Attribute, Block, Expr, ExprBlock, ExprCall, ExprForLoop, ExprPath, ExprReference, Path,
@@ -60,7 +61,8 @@ impl Names {
 }
 
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
-/// Output: `::batch_alloc::__private::alloc(&mut __batchN, Box::new, value)`
+/// Output: `::batch_alloc::__private::alloc_at(SITE, &mut __batchN, Box::new, value)`
+///         (`SITE`: see [`site`])
 ///
 /// The user's own `Box::new` path is passed along unchanged. It is never
 /// called; it makes the compiler check, at the user's tokens, that the path
@@ -69,6 +71,7 @@ impl Names {
 /// silent change of type.
 pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
     let span = Span::mixed_site();
+    let at = site("Batched", call.span());
     let ExprCall {
         attrs,
         func,
@@ -86,6 +89,7 @@ pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
         })),
     });
     let mut new_args = Punctuated::new();
+    new_args.push(at);
     new_args.push(batch_ref);
     new_args.push(*func);
     new_args.extend(args);
@@ -94,10 +98,42 @@ pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
         func: Box::new(Expr::Path(ExprPath {
             attrs: Vec::new(),
             qself: None,
-            path: private_path("alloc"),
+            path: private_path("alloc_at"),
         })),
         paren_token,
         args: new_args,
+    })
+}
+
+/// Input:  a kind of site (`Loop`, `Boxed`, `Batched`) and the user's tokens
+///         it stands for
+/// Output:
+/// ```text
+/// {
+///     static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+///         ::batch_alloc::__private::SiteKind::Boxed, file!(), line!(), column!());
+///     &__SITE
+/// }
+/// ```
+///
+/// One static per site, for the per-site report: with the facade's
+/// `report` feature it counts what happened there; without it, it is empty,
+/// and the functions it is passed to ignore it, so it compiles to nothing.
+/// The location macros carry the user's span, so they name the user's line.
+pub(crate) fn site(kind: &str, at: Span) -> Expr {
+    let span = Span::mixed_site();
+    let name = Ident::new("__SITE", span);
+    let site = private_path("Site");
+    let kinds = private_path("SiteKind");
+    let kind = Ident::new(kind, span);
+    let file = quote_spanned!(at=> ::core::file!());
+    let line = quote_spanned!(at=> ::core::line!());
+    let column = quote_spanned!(at=> ::core::column!());
+    Expr::Verbatim(quote_spanned! {span=>
+        {
+            static #name: #site = #site::new(#kinds::#kind, #file, #line, #column);
+            &#name
+        }
     })
 }
 

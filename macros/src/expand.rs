@@ -1,14 +1,16 @@
 //! Expanding `#[batch_alloc]` on one item.
 
-use proc_macro2::TokenStream;
-use quote::ToTokens;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote_spanned, ToTokens};
 use syn::visit_mut::VisitMut;
-use syn::{Block, Error, ImplItem, Item, Result, Signature, TraitItemFn};
+use syn::{Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt, TraitItemFn};
 
 use crate::args::{Args, Mode};
 use crate::emit::Names;
+use crate::inventory::Inventory;
 use crate::nests::Nests;
 use crate::scoped::Body;
+use syn::spanned::Spanned;
 
 /// Input:  the attribute's arguments and the item it is on.
 /// Output: the item with every loop nest of every function body rewritten.
@@ -20,14 +22,39 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
     let item = syn::parse2::<Item>(item.clone())
         .map_err(|_| not_a_function(item))
         .and_then(supported);
-    let (Args { mode }, mut item) = both(args, item)?;
+    let (args, mut item) = both(args, item)?;
     match &mut item {
-        Item::Fn(function) => rewrite_fn(mode, &function.sig, &mut function.block),
+        Item::Fn(function) => {
+            let nothing = rewrite_fn(args.mode, &function.sig, &mut function.block);
+            if let (Some(why), false) = (nothing, args.quiet) {
+                let subject = format!("`{}`", function.sig.ident);
+                let warning = nothing_to_rewrite(&function.sig.ident, &subject, &why);
+                function.block.stmts.insert(0, warning);
+            }
+        }
         Item::Impl(block) => {
+            let mut rewrote = false;
+            let mut why = None;
             for member in &mut block.items {
                 if let ImplItem::Fn(method) = member {
-                    rewrite_fn(mode, &method.sig, &mut method.block);
+                    match rewrite_fn(args.mode, &method.sig, &mut method.block) {
+                        None => rewrote = true,
+                        Some(reason) => why = why.or(Some(reason)),
+                    }
                 }
+            }
+            // One warning for the block, and only if no method had anything
+            // to rewrite: annotating a whole impl is how a user says "all of
+            // these", methods without loops included.
+            let first = block.items.iter_mut().find_map(|member| match member {
+                ImplItem::Fn(method) if method.sig.constness.is_none() => Some(method),
+                _ => None,
+            });
+            if let (false, Some(why), Some(method), false) = (rewrote, why, first, args.quiet) {
+                let span = block.self_ty.span();
+                let at = syn::Ident::new("this_impl", span);
+                let warning = nothing_to_rewrite(&at, "this `impl` block", &why);
+                method.block.stmts.insert(0, warning);
             }
         }
         _ => {}
@@ -43,17 +70,44 @@ fn supported(item: Item) -> Result<Item> {
     }
 }
 
-/// Rewrites one function body.
-fn rewrite_fn(mode: Mode, sig: &Signature, body: &mut Block) {
+/// Rewrites one function body. Returns why there was nothing to rewrite,
+/// if there was not.
+fn rewrite_fn(mode: Mode, sig: &Signature, body: &mut Block) -> Option<String> {
     if sig.constness.is_some() {
         // A `const fn` cannot call `Box::new`: nothing to batch.
-        return;
+        return None;
     }
+    let inventory = Inventory::of(body);
     let mut names = Names::default();
     match mode {
         Mode::Scoped => Body::new(&mut names).visit_block_mut(body),
         Mode::Boxes => Nests::new(&mut names).visit_block_mut(body),
     }
+    inventory.nothing_to_do(mode)
+}
+
+/// A statement that makes the compiler warn, at `at`, that the attribute
+/// found nothing to rewrite in `subject`, and why: the use of a deprecated
+/// local item (the stable way for an attribute to warn).
+/// `#[batch_alloc(quiet)]` leaves it out, as does `#[allow(deprecated)]`.
+fn nothing_to_rewrite(at: &syn::Ident, subject: &str, why: &str) -> Stmt {
+    let note = format!(
+        "`#[batch_alloc]` has nothing to rewrite in {subject}: {why}. It changes nothing \
+         here; remove it, or write `#[batch_alloc(quiet)]` to keep it without this warning"
+    );
+    let span = Span::mixed_site();
+    let item = Ident::new("BatchAllocHasNothingToRewrite", span);
+    let used = Ident::new("BatchAllocHasNothingToRewrite", at.span());
+    Stmt::Expr(
+        Expr::Verbatim(quote_spanned! {span=>
+            {
+                #[deprecated(note = #note)]
+                struct #item;
+                let _ = #used;
+            }
+        }),
+        None,
+    )
 }
 
 /// Both results, or every error among them.

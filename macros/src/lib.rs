@@ -3,29 +3,39 @@
 //! Use it through the `batch-alloc` crate, which re-exports it; its
 //! documentation is on [`batch_alloc`](macro@batch_alloc).
 //!
-//! Layout: `args.rs` parses the (empty) argument list, `expand.rs` handles
-//! the item, `loops.rs` finds loop nests (one visitor), `sites.rs` rewrites
-//! the `Box::new` calls of a nest (another), `box_new.rs` says which calls
-//! those are, and `emit.rs` writes the generated code.
+//! Layout: `args.rs` parses the arguments, `expand.rs` handles the item
+//! (and warns when there is nothing to rewrite, from what `inventory.rs`
+//! counted), `scoped.rs` rewrites a body for batch scopes (the default),
+//! `nests.rs` and `sites.rs` rewrite it for per-site batches (`boxes`),
+//! `box_new.rs` says which calls are `Box::new`, and `emit.rs` writes the
+//! pieces of generated code both use.
 
 mod args;
 mod box_new;
 mod emit;
 mod expand;
+mod inventory;
 mod nests;
 mod scoped;
 mod sites;
 
 use proc_macro::TokenStream;
 
-/// Serves the boxes a function's loops make from loop-scoped batches.
+/// Makes a function's loops the allocator of what their iterations
+/// allocate.
 ///
-/// Put it on a function, a method or a whole `impl` block. Every
-/// `Box::new(value)` that runs as part of a loop's iterations then takes its
-/// slot from a batch declared just outside the loop: a run of slots reserved
-/// from the runtime in one call, handed out by a pointer bump. The boxes are
-/// ordinary `Box<T>`s: move them anywhere, drop them on any thread, coerce
-/// them to `Box<dyn Trait>`, pin, leak or `into_raw` them. No type changes.
+/// Put it on a function, a method or a whole `impl` block. The outermost
+/// annotated loop running on a thread then opens that thread's *batch
+/// scope* as it starts, and annotated loops that run inside it, in the same
+/// function or in functions it calls, recursively, join it; the scope closes
+/// when that loop ends, however it ends. While it is open, every
+/// `Box::new(value)` of an annotated function takes its slot from the
+/// thread's run of slots of its size class (a pointer bump), and so does
+/// every other allocation on the thread that the runtime has a size class
+/// for (strings, vectors, `Rc`, hash maps, whatever called code allocates).
+/// Everything allocated is an ordinary allocation: a `Box<T>` is a real
+/// `Box<T>`, freed on any thread at any time; a `String` grows and frees as
+/// always. No type changes.
 ///
 /// ```
 /// use batch_alloc::{batch_alloc, BatchAlloc};
@@ -50,7 +60,7 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// Where `BatchAlloc` is not the global allocator (a library cannot choose
-/// for its users), the same code runs with plain `Box::new`: correct, just
+/// for its users), the same code runs with plain allocations: correct, just
 /// not faster.
 ///
 /// # Where it goes
@@ -61,117 +71,73 @@ use proc_macro::TokenStream;
 /// cannot call `Box::new`. Anything else (a struct, a trait, a module, a
 /// method without a body) is a compile error.
 ///
-/// # What is rewritten
+/// # What it rewrites
 ///
-/// A `Box::new(value)` call that sits lexically inside a `for`, `while`,
-/// `while let` or `loop` of the body: in the loop body at any depth of
-/// blocks, `if`/`else` branches, `match` arms, `unsafe` blocks, labelled
-/// blocks and `break` values, in a `while` condition, and in inner loops.
-/// Each such call (each *call site*) gets a batch of its own, since one call
-/// site boxes one type and a batch serves one size class at a time. These
-/// spellings are recognised, each with or without `::<T>` on `Box`:
-/// `Box::new`, `std::boxed::Box::new`, `::std::boxed::Box::new`,
-/// `alloc::boxed::Box::new`, `::alloc::boxed::Box::new`.
+/// - Each **loop nest** of a body (each `for`, `while`, `while let` or `loop`
+///   not inside another loop of the same body) gets a scope guard declared
+///   just outside it, entered as the loop starts: about six instructions,
+///   once, whether or not the loop runs.
+/// - Each **`Box::new(value)`** call of the function, in or out of loops,
+///   becomes a typed allocation from the open scope, or `Box::new` when none
+///   is open (about three instructions more). These spellings are
+///   recognised, each with or without `::<T>` on `Box`: `Box::new`,
+///   `std::boxed::Box::new`, `::std::boxed::Box::new`,
+///   `alloc::boxed::Box::new`, `::alloc::boxed::Box::new`.
+/// - Each **`.await`** inside a nest closes the scope before the await (if
+///   the nest's guard opened it) and opens or joins one after, on whichever
+///   thread the future runs then: nothing of a thread's scope is held while
+///   the future is suspended, and the future stays `Send`.
 ///
-/// # What is left as written, and why
+/// Closures and `async` blocks are bodies of their own: their loops get
+/// their own guards (they may run after the loop, elsewhere, or never).
+/// Nested items are not part of the function and are left alone; so are
+/// macro invocations (`vec![Box::new(x)]`: the attribute cannot know what a
+/// macro makes of its tokens; the allocation is still captured, as an
+/// allocation, if it runs in a capturing scope). A `Box` of the user's own
+/// is a compile error at the call, never a silent change of type: the
+/// user's `Box::new` path is passed along to a function that requires it to
+/// be the standard one.
 ///
-/// - **Closures**, and **`async` blocks**: they may run after the loop has
-///   ended, on another thread, or never, so a batch of the loop's is not
-///   theirs to use. A loop *inside* a closure or an `async` block is
-///   rewritten, with its batches inside the closure or block.
-/// - **Nested items** (`fn`, `impl`, `mod` inside the body): they are not
-///   part of this function; annotate them separately.
-/// - **Macro invocations**, such as `vec![Box::new(x)]` or
-///   `println!("{}", Box::new(x))`: the attribute sees only the macro's
-///   tokens and cannot know what the macro makes of them (`stringify!` would
-///   print the rewrite; a user macro called `vec` may not take expressions at
-///   all), and by the time the macro has expanded, the attribute has run.
-///   Write `let b = Box::new(x);` before the invocation and it is batched.
-/// - **`Box::new` as a value**, as in `.map(Box::new)`: the call happens
-///   inside `map`, outside this function's loops.
-/// - **Other spellings**: `<Box<T>>::new`, a renamed import
-///   (`use std::boxed::Box as B`), `crate::Box::new`.
-/// - **A `for` loop's head** (`for x in make(Box::new(y))`): it runs once,
-///   before the loop.
-/// - `Box::new` outside any loop: a batch would be one box long.
-///
-/// # A type called `Box`
-///
-/// The attribute sees syntax only: it takes every `Box::new` above for the
-/// standard one. Each rewritten call still passes the user's own `Box::new`
-/// path along, to a function that requires it to be a `fn(T) ->
-/// std::boxed::Box<T>`, so a `Box` of the user's own becomes a compile error
-/// at that call (`expected 'new' to return 'Box<_>', but it returns
-/// 'Box<_>'`), never a silent change of type. Call such a type through
-/// another path (`self::Box::new`) or leave that function unannotated.
-///
-/// # Trip counts
-///
-/// A `for` loop's batches are sized by the lower bound of its iterator's
-/// `size_hint()`; `while`, `while let` and `loop` have no trip count, and
-/// their batches grow their refills geometrically. Nothing is reserved before
-/// the first allocation, so a loop that runs zero times costs nothing, and
-/// unused slots go back when the batch ends, however the loop ends (`break`,
-/// `return`, `?`, a panic). The runtime serves very short loops (a hint of
-/// two or less, and the first two boxes of a batch without one) as plain
-/// boxes, since a refill only pays for itself over a longer run.
-///
-/// # Nested loops
-///
-/// An inner loop's call sites take batches declared outside the outermost
-/// loop, not at the inner loop, so a short inner loop inside a long outer
-/// one still gets long runs of slots. Measured with `cargo bench --bench
-/// macro` (64-byte records, glibc behind `BatchAlloc<System>`), the two
-/// placements written out by hand:
-///
-/// | loops (outer × inner) | without the attribute | batch at the inner loop | batch at the outermost loop |
-/// |---|---|---|---|
-/// | 10,000 × 3 | 768 µs | 515 µs | 220 µs |
-/// | 10 × 3,000 | 854 µs | 186 µs | 201 µs |
-///
-/// (Medians of one run, allocating and dropping all 30,000 boxes.) At the
-/// inner loop, every pass of the outer loop pays for a refill and a
-/// give-back to make three boxes; at the outermost loop the batch refills
-/// once per span, 2.3 times faster. With a long inner loop the two are
-/// within the machine's noise of each other. The price of the choice: an
-/// inner loop's batch has no trip-count hint (it starts small and grows),
-/// and keeps its unused slots until the outermost loop ends.
+/// What a scope serves, what it leaves to the inner allocator, and what it
+/// costs in memory: `docs/scopes.md` in the repository.
 ///
 /// # What does not change
 ///
 /// Evaluation order (the value is computed before the slot is taken, as
 /// with `Box::new`), drop order, the value of a `loop`, labels, `break`,
-/// `continue`, `return`, `?` and panics. A `for` loop is expanded the way the
-/// compiler lowers it, `match IntoIterator::into_iter(head) { iter => .. }`,
-/// so temporaries of the head live exactly as long as before
-/// (`for x in make().iter()` compiles) and `into_iter` runs once, on the
-/// user's value. A future returned by an `async fn` stays `Send`.
-///
-/// # What it generates
-///
-/// ```text
-/// for line in lines {                     match IntoIterator::into_iter(lines) {
-///     out.push(Box::new(parse(line)));        __iter => {
-/// }                                               let __hint = Iterator::size_hint(&__iter).0;
-///                                                 let mut __batch0 = RawBatch::with_capacity(__hint);
-///                                   ==>           for line in __iter {
-///                                                     out.push(alloc(&mut __batch0, Box::new, parse(line)));
-///                                                 }
-///                                             }
-///                                         };
-/// ```
-///
-/// Every path in it is `::batch_alloc::__private::...`, so user imports and
-/// shadowed prelude names (`Vec`, `Option`, `Iterator`) do not matter; every
-/// local has a mixed-site span, so it can neither see nor shadow a user's
-/// `__iter`; and there is no `unsafe` in it, so it compiles under
-/// `#![forbid(unsafe_code)]`. `examples/macro-expanded.rs` in the repository
-/// shows complete expansions.
+/// `continue`, `return`, `?` and panics. The generated code names only
+/// `::batch_alloc::__private::...`, its locals have mixed-site spans (user
+/// code can neither see nor shadow them), and it contains no `unsafe`, so
+/// it compiles under `#![forbid(unsafe_code)]`.
+/// `examples/macro-expanded.rs` in the repository shows complete
+/// expansions.
 ///
 /// # Arguments
 ///
-/// None: everything follows from the syntax of the loops. Anything inside
-/// `#[batch_alloc(...)]` is an error naming what it found.
+/// - `#[batch_alloc(boxes)]`: the per-site form. Each `Box::new` that runs
+///   as part of a loop's iterations takes its slot from a batch of its own,
+///   declared just outside the outermost loop and sized by a `for` loop's
+///   `size_hint()` (the others grow their refills geometrically); nothing
+///   else changes, and no scope opens. Closures, macro invocations, a `for`
+///   loop's head and calls outside loops are left as written. Inside a
+///   scope a caller opened, the function's other allocations are still
+///   captured, like everything on the thread.
+/// - `#[batch_alloc(quiet)]`: no warning when there is nothing to rewrite.
+///
+/// Both may be given, in either order. Anything else is an error naming
+/// what it found. Whether scopes capture every allocation or only annotated
+/// `Box::new`s is a process-wide choice: `batch_alloc::set_capture`.
+///
+/// # Warnings
+///
+/// When the attribute finds nothing to rewrite (no loop and no `Box::new`
+/// call; in `boxes` form, no `Box::new` inside a loop), the compiler warns
+/// at the function's name and says why, naming the usual causes: `Box::new`
+/// only inside a macro call, only passed as a value (`.map(Box::new)`), or,
+/// in `boxes` form, only inside closures. On an `impl` block it warns once,
+/// and only if no method had anything to rewrite. `quiet` (or
+/// `#[allow(deprecated)]` on the function, which the warning borrows)
+/// silences it.
 #[proc_macro_attribute]
 pub fn batch_alloc(args: TokenStream, item: TokenStream) -> TokenStream {
     let original = proc_macro2::TokenStream::from(item.clone());

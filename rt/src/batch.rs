@@ -134,6 +134,8 @@ pub struct RawBatch {
     hint: u32,
     /// Size of the last refill asked for without a hint.
     last_want: u32,
+    /// Refills made, for the per-site report.
+    refills: u32,
 }
 
 // SAFETY: the pointers name slots reserved to this batch alone. Any thread
@@ -171,12 +173,25 @@ impl RawBatch {
                 capacity.min(u32::MAX as usize) as u32
             },
             last_want: 0,
+            refills: 0,
         }
     }
 
     /// Moves `value` into a slot of this batch and returns it boxed.
     #[inline]
     pub fn alloc<T>(&mut self, value: T) -> Box<T> {
+        match self.try_alloc(value) {
+            Ok(boxed) => boxed,
+            Err(value) => Box::new(value),
+        }
+    }
+
+    /// Moves `value` into a slot of this batch, or hands it back when this
+    /// allocation is to be a plain box (a tiny loop's first ones, a type no
+    /// class serves, no `BatchAlloc`, no memory): what [`alloc`](RawBatch::alloc)
+    /// does, for the per-site report, which wants to know.
+    #[inline]
+    pub fn try_alloc<T>(&mut self, value: T) -> Result<Box<T>, T> {
         let ready = if self.class == const { class_of::<T>() } {
             self.pop(const { stride_of::<T>() })
         } else {
@@ -186,12 +201,17 @@ impl RawBatch {
             Some(slot) => slot,
             None => match self.next_slot::<T>() {
                 Some(slot) => slot,
-                None => return Box::new(value),
+                None => return Err(value),
             },
         };
         // SAFETY: the run's class is `T`'s class: `pop` ran only for a run of
         // that class, and `next_slot` reserves one.
-        unsafe { boxed(slot, value) }
+        Ok(unsafe { boxed(slot, value) })
+    }
+
+    /// Refills this batch has made.
+    pub fn refills(&self) -> u32 {
+        self.refills
     }
 
     /// The next slot of the current reservation.
@@ -238,10 +258,15 @@ impl RawBatch {
     #[inline(never)]
     fn refill(&mut self, class: u8, stride: usize) -> Option<NonNull<u8>> {
         self.settle();
-        let reservation = if class != NO_CLASS && is_active() {
+        self.refills = self.refills.saturating_add(1);
+        let heap = match class != NO_CLASS && is_active() {
+            true => heap::current_or_init(),
+            false => None,
+        };
+        let reservation = if let Some(heap) = heap {
             let known = self.hint > 0;
             let want = self.next_want(class);
-            reserve(class, want, known, Tally::Batch)
+            reserve(heap, class, want, known, Tally::Batch)
         } else {
             None
         };

@@ -14,11 +14,12 @@
 use crate::fatal::fatal;
 use crate::heap;
 use crate::link::{self, check_slot_start, write_link, CHECK_SLOT_STARTS, HARDENED, MARK_OFFSET};
+use crate::outbox;
 use crate::queues::{after_local_free, after_remote_push};
 use crate::region::Located;
 use crate::remote;
 use crate::sync::Ordering;
-use crate::types::{owner_heap, HeapRecord, Span};
+use crate::types::{owner_heap, HeapRecord, Span, NO_HEAP};
 
 /// Frees the slot at `ptr`, located at `at`, that a box of `size` bytes
 /// gives up, on whichever thread this is.
@@ -70,8 +71,9 @@ fn last_slot_freed(heap: &HeapRecord, frame: u32, span: &Span, used: u32) {
 
 /// Every other free: a span on this thread's full queue, another thread's
 /// span, a box smaller than a link, the hardened checks. The common one, a
-/// remote free into an owned span that is not armed, is one
-/// compare-and-swap here; the rest go further out of line.
+/// remote free into an owned span, goes to this thread's outbox (no atomic
+/// instruction), or, on a thread without a heap, is one compare-and-swap;
+/// the rest go further out of line.
 ///
 /// # Safety
 /// - As for [`free`], with `base` and `offset` locating `ptr`.
@@ -89,6 +91,12 @@ unsafe fn free_slow(
     if !HARDENED && size >= 4 && !owner.is_null() && owner_heap(owner) != heap {
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
+        }
+        if heap != NO_HEAP {
+            // SAFETY: this thread's heap (records are never freed), and the
+            // slot is out and given up by its box, whose pointer covers the
+            // link.
+            return unsafe { post(&*heap, at, span, ptr) };
         }
         // SAFETY: the slot is out and given up by its box (the caller's
         // contract), whose pointer covers the link; only this push writes it.
@@ -137,6 +145,10 @@ unsafe fn free_rare(
         unsafe { free_owned(heap, span, slot) };
         return;
     }
+    if size >= 4 && !owner.is_null() && heap != NO_HEAP {
+        // SAFETY: as in `free_slow`; the hardened checks are done.
+        return unsafe { post(&*heap, slot.at, span, ptr) };
+    }
     let key = link::key(span);
     // SAFETY: the slot is given up by its box, and only this push writes
     // its link.
@@ -144,6 +156,17 @@ unsafe fn free_rare(
     // SAFETY: forwarded contract.
     let pushed = unsafe { remote::push_chain(span, slot.at.offset_in_frame(), 1, link) };
     after_remote_push(pushed, slot.at.frame(), span);
+}
+
+/// Frees a slot of another heap's span through this thread's outbox.
+///
+/// # Safety
+/// - As for [`outbox::post`], with `at` locating the slot and `ptr` its
+///   box's pointer.
+#[inline(always)]
+unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, ptr: *mut u8) {
+    // SAFETY: forwarded contract.
+    unsafe { outbox::post(heap, at.frame(), span, at.offset_in_frame(), ptr, at.ptr()) }
 }
 
 /// A checked free on the owner thread that the fast path left out: the span
@@ -196,7 +219,7 @@ impl Slot {
     /// # Safety
     /// - The slot is given up by its box and nobody else uses it.
     unsafe fn write_word(self, at: usize, value: u32) {
-        if at + 4 <= self.size {
+        if at.wrapping_add(4) <= self.size {
             // SAFETY: the box's pointer covers the four bytes.
             unsafe {
                 self.ptr
@@ -207,7 +230,7 @@ impl Slot {
         } else {
             for (i, byte) in value.to_ne_bytes().into_iter().enumerate() {
                 // SAFETY: each byte through a pointer that covers it.
-                unsafe { self.byte(at + i).write(byte) };
+                unsafe { self.byte(at.wrapping_add(i)).write(byte) };
             }
         }
     }
@@ -217,14 +240,14 @@ impl Slot {
     /// # Safety
     /// - As for [`Slot::write_word`].
     unsafe fn read_word(self, at: usize) -> u32 {
-        if at + 4 <= self.size {
+        if at.wrapping_add(4) <= self.size {
             // SAFETY: the box's pointer covers the four bytes.
             return unsafe { self.ptr.wrapping_add(at).cast::<u32>().read_unaligned() };
         }
         let mut bytes = [0; 4];
         for (i, byte) in bytes.iter_mut().enumerate() {
             // SAFETY: each byte through a pointer that covers it.
-            *byte = unsafe { self.byte(at + i).read() };
+            *byte = unsafe { self.byte(at.wrapping_add(i)).read() };
         }
         u32::from_ne_bytes(bytes)
     }

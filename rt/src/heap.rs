@@ -15,6 +15,7 @@ use core::ptr;
 
 use crate::class::NUM_CLASSES;
 use crate::os;
+use crate::outbox;
 use crate::queues::{drain_mailbox, give_back, release};
 use crate::record::claim_record;
 use crate::region::{self, frame_base};
@@ -27,40 +28,68 @@ use crate::types::{
 
 thread_local! {
     static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(NO_HEAP) };
-    static SCOPE: Cell<ScopeState> = const { Cell::new(NO_SCOPE) };
+    static SCOPE: Cell<ScopeState> = const { Cell::new(UNKNOWN_SCOPE) };
     static EXITED: Cell<bool> = const { Cell::new(false) };
     static EXIT_GUARD: ExitGuard = const { ExitGuard };
 }
 
-/// Whether a batch scope is open on a thread, and how: null for none, or
-/// the thread's heap record (whose runs the scope allocates from), with the
-/// low bit ([`CAPTURE`]) set if the scope captures every allocation the
-/// runtime can serve, not only annotated `Box::new`s. One word, so that the
-/// allocator path reads one thread-local.
+/// Whether a batch scope is open on a thread, and how, in one word, so that
+/// the allocator path reads one thread-local and opening a scope writes
+/// one: the thread's heap record (whose runs a scope allocates from; 64-byte
+/// aligned, so its six low bits are free) with flags:
+///
+/// ```text
+/// null                          not known yet: the first scope finds out
+/// DISABLED                      scopes never open here (no BatchAlloc, no
+///                               region, the thread exiting)
+/// heap | READY                  no scope open; one can open at once
+/// heap | READY | OPEN           a scope is open: annotated Box::new sites
+///                               take slots from the runs
+/// heap | READY | OPEN | CAPTURING   and it captures every allocation the
+///                               runtime can serve
+/// ```
 pub(crate) type ScopeState = *mut HeapRecord;
 
-/// The scope state of a thread with no batch scope open.
-pub(crate) const NO_SCOPE: ScopeState = ptr::null_mut();
+/// Not known yet.
+pub(crate) const UNKNOWN_SCOPE: ScopeState = ptr::null_mut();
+/// A scope is open and captures.
+pub(crate) const CAPTURING: usize = 1;
+/// A scope is open.
+pub(crate) const OPEN: usize = 2;
+/// The heap is known: a scope can open.
+pub(crate) const READY: usize = 4;
+/// Scopes never open on this thread.
+pub(crate) const DISABLED: usize = 8;
+const FLAGS: usize = 63;
 
-/// The bit of a scope state that says the scope captures.
-pub(crate) const CAPTURE: usize = 1;
-
-/// The scope state of an open scope on `heap`.
+/// The state of a thread where scopes never open.
 #[inline(always)]
-pub(crate) fn scope_state_for(heap: &HeapRecord, capture: bool) -> ScopeState {
-    (heap as *const HeapRecord as *mut HeapRecord).map_addr(|a| a | capture as usize)
+pub(crate) fn disabled_scope() -> ScopeState {
+    ptr::without_provenance_mut(DISABLED)
 }
 
-/// Whether an open scope's state captures.
+/// The state of a thread with `heap` and no scope open.
+#[inline(always)]
+pub(crate) fn ready_scope(heap: &HeapRecord) -> ScopeState {
+    (heap as *const HeapRecord as *mut HeapRecord).map_addr(|a| a | READY)
+}
+
+/// Whether `state` has a scope open that captures.
 #[inline(always)]
 pub(crate) fn captures(state: ScopeState) -> bool {
-    state.addr() & CAPTURE != 0
+    state.addr() & CAPTURING != 0
+}
+
+/// Whether `state` has a scope open.
+#[inline(always)]
+pub(crate) fn is_open(state: ScopeState) -> bool {
+    state.addr() & OPEN != 0
 }
 
 /// The heap an open scope's state names.
 #[inline(always)]
 pub(crate) fn scope_heap(state: ScopeState) -> *mut HeapRecord {
-    state.map_addr(|a| a & !CAPTURE)
+    state.map_addr(|a| a & !FLAGS)
 }
 
 struct ExitGuard;
@@ -79,16 +108,16 @@ pub(crate) fn current() -> *mut HeapRecord {
     CURRENT.try_with(Cell::get).unwrap_or(NO_HEAP)
 }
 
-/// This thread's scope state: [`NO_SCOPE`], or the heap whose runs an open
-/// scope allocates from, with [`CAPTURE`]. Safe in the allocator path.
+/// This thread's scope state (see [`ScopeState`]). Safe in the allocator
+/// path.
 #[inline(always)]
 pub(crate) fn scope_state() -> ScopeState {
-    SCOPE.try_with(Cell::get).unwrap_or(NO_SCOPE)
+    SCOPE.try_with(Cell::get).unwrap_or(UNKNOWN_SCOPE)
 }
 
 /// Sets this thread's scope state. A state naming a heap must name this
-/// thread's own, which exists until the thread exits (and the exit clears
-/// the state).
+/// thread's own, which exists until the thread exits (and the exit disables
+/// scopes).
 #[inline(always)]
 pub(crate) fn set_scope_state(state: ScopeState) {
     let _ = SCOPE.try_with(|scope| scope.set(state));
@@ -126,13 +155,14 @@ fn init_current() -> Option<&'static HeapRecord> {
 fn retire_current() {
     let heap = current();
     let _ = EXITED.try_with(|e| e.set(true));
-    set_scope_state(NO_SCOPE);
+    set_scope_state(disabled_scope());
     if heap == NO_HEAP {
         return;
     }
     // SAFETY: records are never freed; this thread owns it and nothing else
     // of this thread touches it while the guard runs.
     let record = unsafe { &*heap };
+    outbox::send_all(record);
     give_back_runs(record);
     // SAFETY: as above.
     let local = unsafe { record.local() };

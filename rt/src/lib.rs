@@ -42,11 +42,12 @@
 // 5. region                address space, frames, the pool, span reset
 // 6. remote, record        the cross-thread word protocol; the heap registry
 // 7. queues                a heap's spans: queues, slots coming back
-// 8. heap                  this thread's heap and scope state; thread exit
-// 9. reserve, free         refills; frees
-// 10. runs                 the runs scopes allocate from
-// 11. global, stats        the allocator wrapper and its probe; statistics
-// 12. batch, scope         loop-scoped batches; batch scopes
+// 8. outbox                remote frees, collected and sent in chains
+// 9. heap                  this thread's heap and scope state; thread exit
+// 10. reserve, free        refills; frees
+// 11. runs                 the runs scopes allocate from
+// 12. global, stats        the allocator wrapper and its probe; statistics
+// 13. batch, scope         loop-scoped batches; batch scopes
 mod batch;
 mod class;
 mod config;
@@ -57,6 +58,7 @@ mod growth;
 mod heap;
 mod link;
 mod os;
+mod outbox;
 mod queues;
 mod record;
 mod region;
@@ -77,7 +79,10 @@ pub use global::{is_active, BatchAlloc};
 pub use global::no_panic_proof;
 pub use growth::{default_growth, set_default_growth, Growth};
 pub use region::trim;
-pub use scope::{boxed, capture, scope_on_this_thread, set_capture, Capture, Scope};
+pub use scope::{
+    at_exit, batchable, boxed, capture, scope_on_this_thread, set_capture, try_boxed, Capture,
+    Scope,
+};
 pub use stats::{stats, Stats};
 
 /// The size classes batches serve, smallest first.

@@ -299,3 +299,54 @@ fn a_remote_free_does_not_release_a_span_reused_meanwhile() {
         assert_eq!(fixture.releases.load(Relaxed), 1, "released twice");
     });
 }
+
+/// An outbox's chain of two slots is sent while the owner exits and a third
+/// slot is freed on its own: `send` pushes the chain with one `push_chain`
+/// of two, which counts an abandoned span down by two. Exactly one of the
+/// three threads releases the span, whatever the order.
+#[test]
+fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
+    loom::model(|| {
+        let fixture = Fixture::new(3);
+        let chain_sender = {
+            let fixture = fixture.clone();
+            thread::spawn(move || {
+                // Posting links the chain head first, off the span: slot 1
+                // links slot 0, the tail, whose link the send writes.
+                // SAFETY: slots 0 and 1 are this thread's to give.
+                unsafe { write_link(fixture.slot(1), 0, 0) };
+                let tail = fixture.slot(0);
+                // SAFETY: as above.
+                let link_last = |next| unsafe { write_link(tail, next, 0) };
+                // SAFETY: slots 0 and 1 are out and given up, chained 1 -> 0.
+                let pushed = unsafe { remote::push_chain(&fixture.span, 8, 2, link_last) };
+                if pushed == Pushed::Notify {
+                    notify_owner(0, &fixture.span);
+                }
+                if pushed == Pushed::Reclaim {
+                    fixture.release_and_reuse(1);
+                }
+            })
+        };
+        let single = {
+            let fixture = fixture.clone();
+            thread::spawn(move || {
+                if fixture.free_remotely(2) {
+                    fixture.release_and_reuse(1);
+                }
+            })
+        };
+        remote::disarm(&fixture.span);
+        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        if remote::abandon(&fixture.span, fixture.span.used.load(Relaxed)) {
+            fixture.release_and_reuse(1);
+        }
+        chain_sender.join().unwrap();
+        single.join().unwrap();
+        assert_eq!(
+            fixture.releases.load(Relaxed),
+            1,
+            "released once, and only once"
+        );
+    });
+}

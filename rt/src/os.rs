@@ -73,6 +73,12 @@ mod imp {
             .wrapping_add(now.tv_nsec as u64 / 1_000_000) as u32
     }
 
+    /// Registers `f` to run at normal process exit.
+    pub fn at_exit(f: extern "C" fn()) -> bool {
+        // SAFETY: `f` is a function of this program, valid for its life.
+        unsafe { libc::atexit(f) == 0 }
+    }
+
     /// Lets another thread run.
     #[cfg_attr(loom, allow(dead_code))]
     pub fn yield_cpu() {
@@ -133,6 +139,10 @@ mod imp {
         0
     }
 
+    pub fn at_exit(_f: extern "C" fn()) -> bool {
+        false
+    }
+
     pub fn yield_cpu() {
         std::thread::yield_now();
     }
@@ -173,6 +183,10 @@ mod imp {
         0
     }
 
+    pub fn at_exit(_f: extern "C" fn()) -> bool {
+        false
+    }
+
     pub fn yield_cpu() {
         std::thread::yield_now();
     }
@@ -191,7 +205,7 @@ mod imp {
     }
 }
 
-pub(crate) use imp::{at_fork, commit, decommit, now_millis, reserve};
+pub(crate) use imp::{at_exit, at_fork, commit, decommit, now_millis, reserve};
 
 // Under loom, waits yield to the model checker instead.
 #[cfg_attr(loom, allow(unused_imports))]

@@ -239,7 +239,8 @@ fn commit_through(frame: usize) -> bool {
     let mut ok = true;
     while ok && COMMITTED.load(Ordering::Relaxed) <= frame {
         let from = COMMITTED.load(Ordering::Relaxed);
-        let to = (from + COMMIT_FRAMES).min(MAX_FRAMES);
+        // Frame counts stay far below usize::MAX: no arithmetic here wraps.
+        let to = from.wrapping_add(COMMIT_FRAMES).min(MAX_FRAMES);
         ok = commit_frames(from, to);
         if ok {
             COMMITTED.store(to, Ordering::Release);
@@ -251,15 +252,22 @@ fn commit_through(frame: usize) -> bool {
 
 fn commit_frames(from: usize, to: usize) -> bool {
     let spans = frame_base(0).wrapping_sub(META_BYTES);
-    let meta_from = from * size_of::<Span>() / PAGE_SIZE * PAGE_SIZE;
-    let meta_to = (to * size_of::<Span>()).div_ceil(PAGE_SIZE) * PAGE_SIZE;
+    // Frame counts are below MAX_FRAMES: these products stay far from
+    // overflowing.
+    let meta_from = from.wrapping_mul(size_of::<Span>()) / PAGE_SIZE * PAGE_SIZE;
+    let meta_to = to
+        .wrapping_mul(size_of::<Span>())
+        .div_ceil(PAGE_SIZE)
+        .wrapping_mul(PAGE_SIZE);
     let frames = frame_base(from as u32);
     // SAFETY: both ranges are page-aligned and inside the reservation: the
     // metadata area is rounded to whole frames, and `to` is at most the
     // frame count.
     unsafe {
-        os::commit(spans.wrapping_add(meta_from), meta_to - meta_from)
-            && os::commit(frames, (to - from) << FRAME_SHIFT)
+        os::commit(
+            spans.wrapping_add(meta_from),
+            meta_to.wrapping_sub(meta_from),
+        ) && os::commit(frames, to.wrapping_sub(from) << FRAME_SHIFT)
     }
 }
 

@@ -80,7 +80,8 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl Fn
         }
         // Nobody reads the link until the compare-and-swap below publishes it.
         link_last(if count(word) == 0 { NIL } else { head(word) });
-        let new = ((word & !HEAD_MASK) + COUNT_ONE) | offset as u64;
+        // No overflow: the count stays below the span's slots (2^24 > any).
+        let new = (word & !HEAD_MASK).wrapping_add(COUNT_ONE) | offset as u64;
         window();
         // Release: the link is visible to the owner that takes the list.
         match span
@@ -107,18 +108,18 @@ pub(crate) unsafe fn push_chain(
     n: u32,
     mut link_last: impl FnMut(u32),
 ) -> Pushed {
-    let add = COUNT_ONE * n as u64;
+    let add = (n as u64) << 32;
     let mut word = span.remote.load(Ordering::Relaxed);
     loop {
         let new = if word & ABANDONED != 0 {
             if count(word) < n {
                 fatal("batch-alloc: more slots freed into a span than were out (double free?)");
             }
-            word - add
+            word.wrapping_sub(add)
         } else {
             // Nobody reads the link until the compare-and-swap publishes it.
             link_last(if count(word) == 0 { NIL } else { head(word) });
-            let mut new = ((word & !HEAD_MASK) + add) | first_offset as u64;
+            let mut new = (word & !HEAD_MASK).wrapping_add(add) | first_offset as u64;
             if word & ARMED != 0 {
                 new = (new & !ARMED) | NOTIFYING | IN_MAILBOX;
             }
@@ -182,6 +183,14 @@ pub(crate) struct Take {
 #[inline]
 pub(crate) fn in_mailbox(span: &Span) -> bool {
     span.remote.load(Ordering::Relaxed) & IN_MAILBOX != 0
+}
+
+/// Whether a free into the span should be pushed now rather than wait in
+/// an outbox: its owner waits for one (armed), or is gone (abandoned). A
+/// plain load.
+#[inline]
+pub(crate) fn needs_prompt_free(span: &Span) -> bool {
+    span.remote.load(Ordering::Relaxed) & (ARMED | ABANDONED) != 0
 }
 
 /// Whether frees wait on the remote list: a plain load, for the owner to
@@ -297,7 +306,7 @@ pub(crate) fn abandon(span: &Span, used: u32) -> bool {
             fatal("batch-alloc: more slots freed into a span than were out (double free?)");
         };
         let kept = word & !(IN_MAILBOX | HEAD_MASK | COUNT_MASK);
-        let new = kept | ABANDONED | (out as u64 * COUNT_ONE);
+        let new = kept | ABANDONED | ((out as u64) << 32);
         window();
         // Release: the owner's writes to the span happen before the freer
         // that reclaims it resets it. Acquire: if this reclaims, the freers'

@@ -3,16 +3,16 @@
 //! `queues::give_back`.)
 
 use crate::class;
-use crate::heap;
 use crate::link::{self, read_link};
+use crate::outbox;
 use crate::queues::{drain_mailbox, merge_remote, move_to, push_front};
 use crate::record::count_reserve;
 use crate::region::{self, frame_base};
 use crate::remote::{self, Take};
 use crate::sync::Ordering;
 use crate::types::{
-    linked_frame, HeapLocal, HeapRecord, Reservation, Span, SpanLocal, Tally, NIL, NO_HEAP,
-    QUEUE_AVAIL, QUEUE_FULL,
+    linked_frame, HeapLocal, HeapRecord, Reservation, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL,
+    QUEUE_FULL,
 };
 
 /// The allocation-policy study's switch (docs/policy.md): take exactly what
@@ -40,34 +40,39 @@ fn exact_refills() -> bool {
     false
 }
 
-/// Reserves at least one and up to about `want` slots of `class` from this
-/// thread's heap. `known` says the loop's remaining length is known (a
-/// trip-count hint): the refill then takes what it asks for. Otherwise the
-/// request is a growing guess, and the refill takes the rest of the span
-/// when less than twice the request would remain there (the `RawVec::reserve`
-/// rule: ask for at least what is needed, take what comes cheaply). `None` when there is no heap (thread exiting), no region,
-/// or no memory: the caller falls back to `Box::new`.
+/// Reserves at least one and up to about `want` slots of `class` from
+/// `heap`, this thread's heap. `known` says the loop's remaining length is
+/// known (a trip-count hint): the refill then takes what it asks for.
+/// Otherwise the request is a growing guess, and the refill takes the rest
+/// of the span when less than twice the request would remain there (the
+/// `RawVec::reserve` rule: ask for at least what is needed, take what comes
+/// cheaply). `None` when there is no memory: the caller falls back to
+/// `Box::new` or the inner allocator.
+///
+/// Callers find the heap: a batch makes it on first use, a scope already
+/// has it, so that the allocator path never makes one (making one registers
+/// a thread-local destructor, which may allocate).
 #[inline]
-pub(crate) fn reserve(class: u8, want: u32, known: bool, tally: Tally) -> Option<Reservation> {
-    match reserve_fresh_run(class, want, tally) {
+pub(crate) fn reserve(
+    heap: &HeapRecord,
+    class: u8,
+    want: u32,
+    known: bool,
+    tally: Tally,
+) -> Option<Reservation> {
+    match reserve_fresh_run(heap, class, want, tally) {
         Some(reservation) => Some(reservation),
-        None => reserve_slow(class, want, known, tally),
+        None => reserve_slow(heap, class, want, known, tally),
     }
 }
 
 /// The common refill, inlined into the batch: the head span of the class
 /// has no recycled slots, no remote frees waiting, and fresh slots to spare
 /// (more than twice the request, so neither policy would take more). `None`
-/// for anything else, including no heap yet.
+/// for anything else.
 #[inline(always)]
-fn reserve_fresh_run(class: u8, want: u32, tally: Tally) -> Option<Reservation> {
-    let heap = heap::current();
-    if heap == NO_HEAP {
-        return None;
-    }
-    // SAFETY: records are never freed, and this one is this thread's.
-    let heap = unsafe { &*heap };
-    if !heap.mailbox.is_empty() {
+fn reserve_fresh_run(heap: &HeapRecord, class: u8, want: u32, tally: Tally) -> Option<Reservation> {
+    if !heap.mailbox.is_empty() || heap.outbox_slots.load(Ordering::Relaxed) != 0 {
         return None;
     }
     // SAFETY: this thread owns its heap; reserve is never re-entered.
@@ -85,10 +90,11 @@ fn reserve_fresh_run(class: u8, want: u32, tally: Tally) -> Option<Reservation> 
     }
     let size = span.slot_size.load(Ordering::Relaxed);
     let bump_start = sl.bump;
-    // No overflow: `want` is under half the fresh slots, which fit the frame.
-    sl.bump += want * size;
-    sl.fresh -= want;
-    span.set_used(span.used() + want);
+    // No overflow: `want` is under half the fresh slots, which fit the
+    // frame, and the slots out stay at most the span's.
+    sl.bump = sl.bump.wrapping_add(want.wrapping_mul(size));
+    sl.fresh = sl.fresh.wrapping_sub(want);
+    span.set_used(span.used().wrapping_add(want));
     count_reserve(heap, want, tally);
     Some(Reservation {
         frame,
@@ -101,10 +107,16 @@ fn reserve_fresh_run(class: u8, want: u32, tally: Tally) -> Option<Reservation> 
 }
 
 /// Every other refill: a new heap, the mailbox, recycled or remotely freed
-/// slots, a span running out, a new span.
+/// slots, a span running out, a new span; and the outbox's chains go out.
 #[inline(never)]
-fn reserve_slow(class: u8, want: u32, known: bool, tally: Tally) -> Option<Reservation> {
-    let heap = heap::current_or_init()?;
+fn reserve_slow(
+    heap: &HeapRecord,
+    class: u8,
+    want: u32,
+    known: bool,
+    tally: Tally,
+) -> Option<Reservation> {
+    outbox::send_all(heap);
     // SAFETY: this thread owns its heap, and reserve is never re-entered: it
     // calls no allocator while the reference is live.
     let local = unsafe { heap.local() };
@@ -173,12 +185,12 @@ fn take_slots(
         while taken < need && next != NIL {
             // SAFETY: as above.
             next = unsafe { read_link(base.wrapping_add(next as usize), key) };
-            taken += 1;
+            taken = taken.saturating_add(1);
         }
         reservation.list_head = head;
         reservation.list_len = taken;
         sl.free_head = next;
-        need -= taken;
+        need = need.saturating_sub(taken);
     }
     let mut fresh = 0;
     if need > 0 && sl.fresh > 0 {
@@ -189,17 +201,18 @@ fn take_slots(
             need.min(sl.fresh)
         };
         reservation.bump_start = sl.bump;
-        reservation.bump_end = sl.bump + fresh * size;
+        // No overflow: at most the span's fresh slots, which fit the frame.
+        reservation.bump_end = sl.bump.wrapping_add(fresh.wrapping_mul(size));
         sl.bump = reservation.bump_end;
-        sl.fresh -= fresh;
+        sl.fresh = sl.fresh.wrapping_sub(fresh);
     }
-    reservation.len = reservation.list_len + fresh;
+    reservation.len = reservation.list_len.wrapping_add(fresh);
     if reservation.len == 0 {
         return None;
     }
     // No overflow: the reservation's slots were free, so `used` stays at
     // most the span's slot count.
-    span.set_used(span.used() + reservation.len);
+    span.set_used(span.used().wrapping_add(reservation.len));
     Some(reservation)
 }
 
@@ -233,6 +246,11 @@ mod tests {
     use super::*;
     use crate::class::{class_of, CLASSES, NUM_CLASSES};
     use crate::queues::give_back;
+
+    /// This thread's heap, made if need be.
+    fn heap() -> &'static HeapRecord {
+        crate::heap::current_or_init().expect("a heap")
+    }
     use crate::region::locate;
 
     type Slot64 = [u64; 8];
@@ -271,7 +289,8 @@ mod tests {
 
     #[test]
     fn a_reservation_is_a_contiguous_run_inside_one_span() {
-        let reservation = reserve(class64(), 16, false, Tally::Batch).expect("region available");
+        let reservation =
+            reserve(heap(), class64(), 16, false, Tally::Batch).expect("region available");
         let size = CLASSES[class64() as usize].size;
         assert_eq!(reservation.list_len, 0);
         assert_eq!(reservation.len, 16);
@@ -281,7 +300,7 @@ mod tests {
         assert_eq!(first.frame(), last.frame());
         assert_eq!(first.frame(), reservation.frame);
         // SAFETY: nothing was handed out.
-        unsafe { give_back(heap::current(), reservation, Tally::Batch) };
+        unsafe { give_back(crate::heap::current(), reservation, Tally::Batch) };
     }
 
     #[test]
@@ -289,64 +308,64 @@ mod tests {
         let class = class64();
         let slots = CLASSES[class as usize].slots;
         let asked = slots - slots / 4; // leaves less than twice as much again
-        let known = reserve(class, asked, true, Tally::Batch).unwrap();
+        let known = reserve(heap(), class, asked, true, Tally::Batch).unwrap();
         assert_eq!(known.len, asked);
         // SAFETY: nothing was handed out.
-        unsafe { give_back(heap::current(), known, Tally::Batch) };
-        let guess = reserve(class, asked, false, Tally::Batch).unwrap();
+        unsafe { give_back(crate::heap::current(), known, Tally::Batch) };
+        let guess = reserve(heap(), class, asked, false, Tally::Batch).unwrap();
         assert_eq!(guess.len, slots, "the rest of the span");
         // SAFETY: nothing was handed out.
-        unsafe { give_back(heap::current(), guess, Tally::Batch) };
-        let small = reserve(class, 8, false, Tally::Batch).unwrap();
+        unsafe { give_back(crate::heap::current(), guess, Tally::Batch) };
+        let small = reserve(heap(), class, 8, false, Tally::Batch).unwrap();
         assert_eq!(small.len, 8, "plenty remains: no rounding");
         // SAFETY: nothing was handed out.
-        unsafe { give_back(heap::current(), small, Tally::Batch) };
+        unsafe { give_back(crate::heap::current(), small, Tally::Batch) };
     }
 
     #[test]
     fn giving_back_an_untouched_run_rolls_the_bump_back() {
         let class = class64();
-        let first = reserve(class, 8, false, Tally::Batch).unwrap();
+        let first = reserve(heap(), class, 8, false, Tally::Batch).unwrap();
         // SAFETY: nothing was handed out.
-        unsafe { give_back(heap::current(), first, Tally::Batch) };
-        let second = reserve(class, 8, false, Tally::Batch).unwrap();
+        unsafe { give_back(crate::heap::current(), first, Tally::Batch) };
+        let second = reserve(heap(), class, 8, false, Tally::Batch).unwrap();
         assert_eq!(first, second, "the same slots come back");
         // SAFETY: nothing was handed out.
-        unsafe { give_back(heap::current(), second, Tally::Batch) };
+        unsafe { give_back(crate::heap::current(), second, Tally::Batch) };
     }
 
     #[test]
     fn freed_slots_are_reused_by_later_reservations() {
         let class = class64();
         let size = CLASSES[class as usize].size;
-        let held = reserve(class, 4, false, Tally::Batch).unwrap();
+        let held = reserve(heap(), class, 4, false, Tally::Batch).unwrap();
         // Keep the span from emptying (which would reset it to a fresh run).
-        let keeper = reserve(class, 1, false, Tally::Batch).unwrap();
+        let keeper = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
         let slots = run_slots(&held, size);
         free_slot(slots[1]);
-        let again = reserve(class, 1, false, Tally::Batch).unwrap();
+        let again = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
         assert_eq!(again.list_len, 1);
         assert_eq!(slot_ptr(&again, again.list_head), slots[1]);
         for &p in [slots[0], slots[2], slots[3], slots[1]].iter() {
             free_slot(p);
         }
         // SAFETY: the keeper's slot was never handed out.
-        unsafe { give_back(heap::current(), keeper, Tally::Batch) };
+        unsafe { give_back(crate::heap::current(), keeper, Tally::Batch) };
     }
 
     #[test]
     fn an_emptied_span_starts_over_with_a_fresh_run() {
         let class = class64();
         let size = CLASSES[class as usize].size;
-        let r = reserve(class, 3, false, Tally::Batch).unwrap();
+        let r = reserve(heap(), class, 3, false, Tally::Batch).unwrap();
         for p in run_slots(&r, size).into_iter().rev() {
             free_slot(p);
         }
-        let next = reserve(class, 3, false, Tally::Batch).unwrap();
+        let next = reserve(heap(), class, 3, false, Tally::Batch).unwrap();
         assert_eq!(next.list_len, 0, "no list once a span is empty again");
         assert_eq!(next.bump_start, 0);
         // SAFETY: nothing was handed out.
-        unsafe { give_back(heap::current(), next, Tally::Batch) };
+        unsafe { give_back(crate::heap::current(), next, Tally::Batch) };
     }
 
     #[test]
@@ -357,7 +376,7 @@ mod tests {
             .find(|&c| CLASSES[c].slots >= 8)
             .expect("a class with eight slots") as u8;
         let shape = CLASSES[class as usize];
-        let r = reserve(class, shape.slots, false, Tally::Batch).unwrap();
+        let r = reserve(heap(), class, shape.slots, false, Tally::Batch).unwrap();
         assert_eq!(r.len, shape.slots, "the whole span");
         let slots = run_slots(&r, shape.size);
         let victim = SendPtr(slots[5]);
@@ -368,7 +387,7 @@ mod tests {
         .join()
         .unwrap();
         // The next refill drains the mailbox and finds the freed slot.
-        let again = reserve(class, 1, false, Tally::Batch).unwrap();
+        let again = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
         assert_eq!(again.frame, r.frame);
         assert_eq!(again.list_len, 1);
         assert_eq!(slot_ptr(&again, again.list_head), slots[5]);
@@ -383,22 +402,22 @@ mod tests {
     #[test]
     fn a_batch_ended_on_another_thread_returns_its_slots_remotely() {
         let class = class64();
-        let r = reserve(class, 10, false, Tally::Batch).unwrap();
-        let keeper = reserve(class, 1, false, Tally::Batch).unwrap();
+        let r = reserve(heap(), class, 10, false, Tally::Batch).unwrap();
+        let keeper = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
         std::thread::spawn(move || {
             // SAFETY: nothing was handed out; any thread may end a reservation.
-            unsafe { give_back(heap::current(), r, Tally::Batch) }
+            unsafe { give_back(crate::heap::current(), r, Tally::Batch) }
         })
         .join()
         .unwrap();
         // The ten slots come back on the next look at the span.
-        let again = reserve(class, 10, false, Tally::Batch).unwrap();
+        let again = reserve(heap(), class, 10, false, Tally::Batch).unwrap();
         assert_eq!(again.frame, r.frame);
         assert_eq!(again.len, 10);
         // SAFETY: nothing was handed out.
         unsafe {
-            give_back(heap::current(), again, Tally::Batch);
-            give_back(heap::current(), keeper, Tally::Batch);
+            give_back(crate::heap::current(), again, Tally::Batch);
+            give_back(crate::heap::current(), keeper, Tally::Batch);
         }
     }
 }

@@ -74,11 +74,11 @@ pub(crate) fn class_of_layout(layout: Layout) -> u8 {
 pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>> {
     // SAFETY: an open scope's state names this thread's heap record, and
     // records are never freed.
-    let runs = unsafe { &(*scope_heap(state)).runs };
-    let run = runs.get(class as usize)?;
+    let heap = unsafe { &*scope_heap(state) };
+    let run = heap.runs.get(class as usize)?;
     match bump(run) {
         Some(slot) => Some(slot),
-        None => next_slot(run, class),
+        None => next_slot(heap, run, class),
     }
 }
 
@@ -86,8 +86,8 @@ pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>
 /// the first of a new reservation (`None` if none can be had).
 #[cold]
 #[inline(never)]
-fn next_slot(run: &Run, class: u8) -> Option<NonNull<u8>> {
-    if run.list_left.load(Ordering::Relaxed) == 0 && !refill(run, class) {
+fn next_slot(heap: &HeapRecord, run: &Run, class: u8) -> Option<NonNull<u8>> {
+    if run.list_left.load(Ordering::Relaxed) == 0 && !refill(heap, run, class) {
         return None;
     }
     if let Some(slot) = bump(run) {
@@ -120,7 +120,7 @@ fn pop_recycled(run: &Run) -> *mut u8 {
 
 /// Reserves the run's next slots, which must all have been handed out.
 /// False when the runtime has none to give (no region, no memory).
-fn refill(run: &Run, class: u8) -> bool {
+fn refill(heap: &HeapRecord, run: &Run, class: u8) -> bool {
     let span_slots = class::shape(class).slots;
     let want = match run.want.load(Ordering::Relaxed) {
         0 => FIRST_REFILL as u32,
@@ -129,7 +129,7 @@ fn refill(run: &Run, class: u8) -> bool {
     .clamp(1, span_slots);
     run.want
         .store(want.saturating_mul(2).min(span_slots), Ordering::Relaxed);
-    let Some(reservation) = reserve(class, want, false, Tally::Run) else {
+    let Some(reservation) = reserve(heap, class, want, false, Tally::Run) else {
         return false;
     };
     let base = frame_base(reservation.frame);

@@ -1,10 +1,10 @@
 //! Batch scopes: while an annotated loop runs, this thread allocates from
 //! its heap's runs.
 //!
-//! The outermost `#[batch_alloc]` loop running on a thread opens a scope
-//! when its first iteration starts; annotated loops that run inside it, in
-//! the same function or in functions it calls, recursively, join it and
-//! cost one thread-local read. The scope closes when the loop that opened
+//! The outermost `#[batch_alloc]` loop running on a thread opens a scope as
+//! it starts; annotated loops that run inside it, in the same function or in
+//! functions it calls, recursively, join it, at the cost of one
+//! thread-local read. The scope closes when the loop that opened
 //! it ends, by any exit: [`Scope`] is a guard whose drop restores the state
 //! it found. While a scope is open, annotated `Box::new` sites take slots
 //! from the runs with the class known at compile time ([`boxed`]), and, if
@@ -14,11 +14,11 @@
 //! ([`Scope::suspend`]) and opens it again after ([`Scope::resume`]), since
 //! the future may move and other tasks run on the thread meanwhile.
 
-use core::sync::atomic::AtomicU8;
+use core::sync::atomic::{AtomicBool, AtomicUsize};
 
 use crate::class::{class_of, NO_CLASS};
 use crate::global::is_active;
-use crate::heap::{self, scope_state_for, ScopeState, NO_SCOPE};
+use crate::heap::{self, disabled_scope, ready_scope, CAPTURING, DISABLED, OPEN, READY};
 use crate::link::box_in_slot;
 use crate::runs::alloc_in_scope;
 use crate::sync::Ordering;
@@ -36,65 +36,64 @@ pub enum Capture {
     Boxes,
 }
 
-const CAPTURE_UNSET: u8 = 0;
-const CAPTURE_ALL: u8 = 1;
-const CAPTURE_BOXES: u8 = 2;
-
-static CAPTURE: AtomicU8 = AtomicU8::new(CAPTURE_UNSET);
+/// What scopes opened from now on add to the scope state: [`CAPTURING`] or
+/// nothing. Read at every scope's opening, so it is the ready-made bit.
+static CAPTURE_BIT: AtomicUsize = AtomicUsize::new(CAPTURING);
+/// Whether the setting is decided: by [`set_capture`], or by the
+/// environment at the first scope.
+static CAPTURE_DECIDED: AtomicBool = AtomicBool::new(false);
 
 /// Sets, for the whole process, what batch scopes opened from now on
 /// capture. Without a call, the environment variable `BATCH_ALLOC_CAPTURE`
-/// decides (`boxes` for [`Capture::Boxes`]), and otherwise scopes capture
-/// everything. Functions annotated `#[batch_alloc(boxes)]` open no scope at
-/// all, whatever this says.
+/// decides when the first scope opens (`boxes` for [`Capture::Boxes`]), and
+/// otherwise scopes capture everything. Functions annotated
+/// `#[batch_alloc(boxes)]` open no scope at all, whatever this says.
 pub fn set_capture(capture: Capture) {
-    let code = match capture {
-        Capture::All => CAPTURE_ALL,
-        Capture::Boxes => CAPTURE_BOXES,
+    let bit = match capture {
+        Capture::All => CAPTURING,
+        Capture::Boxes => 0,
     };
-    CAPTURE.store(code, Ordering::Relaxed);
+    CAPTURE_BIT.store(bit, Ordering::Relaxed);
+    CAPTURE_DECIDED.store(true, Ordering::Relaxed);
 }
 
 /// What batch scopes capture; see [`set_capture`].
 pub fn capture() -> Capture {
-    let code = match CAPTURE.load(Ordering::Relaxed) {
-        CAPTURE_UNSET => {
-            let from_env = match std::env::var_os("BATCH_ALLOC_CAPTURE") {
-                Some(value) if value == "boxes" => CAPTURE_BOXES,
-                _ => CAPTURE_ALL,
-            };
-            // Another thread's `set_capture` wins over the environment.
-            match CAPTURE.compare_exchange(
-                CAPTURE_UNSET,
-                from_env,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => from_env,
-                Err(set) => set,
-            }
-        }
-        code => code,
-    };
-    match code {
-        CAPTURE_BOXES => Capture::Boxes,
+    decide_capture();
+    match CAPTURE_BIT.load(Ordering::Relaxed) {
+        0 => Capture::Boxes,
         _ => Capture::All,
     }
 }
 
+/// Reads the environment, once, unless [`set_capture`] came first.
+fn decide_capture() {
+    if CAPTURE_DECIDED.load(Ordering::Relaxed) {
+        return;
+    }
+    let boxes = std::env::var_os("BATCH_ALLOC_CAPTURE").is_some_and(|value| value == "boxes");
+    // Another thread's `set_capture` wins over the environment.
+    if CAPTURE_DECIDED
+        .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+        && boxes
+    {
+        CAPTURE_BIT.store(0, Ordering::Relaxed);
+    }
+}
+
 /// A loop's hold on this thread's batch scope: what `#[batch_alloc]`
-/// declares just outside each annotated loop. Not public API.
+/// declares just outside each annotated loop, and enters before the loop
+/// starts. Not public API.
 ///
-/// It does nothing until the loop's first iteration calls [`enter`]
-/// (Scope::enter), so a loop that runs zero times costs nothing; then it
-/// opens a scope, or joins the one already open, and its drop puts back
-/// what it found.
+/// [`enter`](Scope::enter) opens a scope (two thread-local accesses, once
+/// the thread's heap is known) or joins the one already open (one), and the
+/// guard's drop closes what it opened.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct Scope {
-    /// The scope state to put back, once opened.
-    found: ScopeState,
-    /// `IDLE`, `JOINED` or `OPENED`.
+    /// `IDLE`, `JOINED` or `OPENED`: a byte the optimiser keeps in a
+    /// register.
     held: u8,
 }
 
@@ -102,58 +101,20 @@ const IDLE: u8 = 0;
 const JOINED: u8 = 1;
 const OPENED: u8 = 2;
 
-// SAFETY: the guard holds no reference: `found` is a scope state to put
-// back on the thread that opened it, and an async loop suspends (puts it
-// back) before every await, so a guard that moves between threads with its
-// future is idle whenever it moves.
-unsafe impl Send for Scope {}
-// SAFETY: a shared reference gives access to nothing.
-unsafe impl Sync for Scope {}
-
 impl Scope {
     /// A guard that holds nothing yet.
     #[inline(always)]
     pub const fn new() -> Scope {
-        Scope {
-            found: NO_SCOPE,
-            held: IDLE,
-        }
+        Scope { held: IDLE }
     }
 
-    /// Called at the start of every iteration: opens or joins this
-    /// thread's scope the first time.
+    /// Opens or joins this thread's scope, unless the guard holds it
+    /// already.
     #[inline(always)]
     pub fn enter(&mut self) {
         if self.held == IDLE {
-            self.open_or_join();
+            self.held = open_or_join();
         }
-    }
-
-    #[inline]
-    fn open_or_join(&mut self) {
-        let found = heap::scope_state();
-        if found != NO_SCOPE {
-            self.held = JOINED;
-            return;
-        }
-        self.open();
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn open(&mut self) {
-        // A loop whose scope cannot open (no `BatchAlloc`, no region, the
-        // thread exiting) runs as written; it tries again next time.
-        self.held = JOINED;
-        if !is_active() {
-            return;
-        }
-        let Some(heap) = heap::current_or_init() else {
-            return;
-        };
-        self.found = NO_SCOPE;
-        heap::set_scope_state(scope_state_for(heap, capture() == Capture::All));
-        self.held = OPENED;
     }
 
     /// Before an `.await`: closes the scope if this guard opened it, and
@@ -162,7 +123,7 @@ impl Scope {
     #[inline]
     pub fn suspend(&mut self) {
         if self.held == OPENED {
-            heap::set_scope_state(self.found);
+            close();
         }
         self.held = IDLE;
     }
@@ -173,6 +134,63 @@ impl Scope {
     pub fn resume(&mut self) {
         self.enter();
     }
+
+    /// Whether the guard opened this thread's scope (`Some(true)`), joined
+    /// one or could not open one (`Some(false)`), or holds nothing yet
+    /// (`None`): for the per-site report.
+    pub fn opened(&self) -> Option<bool> {
+        match self.held {
+            IDLE => None,
+            held => Some(held == OPENED),
+        }
+    }
+}
+
+/// Opens this thread's scope, or finds one open: returns what the guard
+/// holds.
+#[inline(always)]
+fn open_or_join() -> u8 {
+    let state = heap::scope_state();
+    if state.addr() & (OPEN | DISABLED) != 0 {
+        return JOINED;
+    }
+    if state.addr() & READY != 0 {
+        let bits = OPEN | CAPTURE_BIT.load(Ordering::Relaxed);
+        heap::set_scope_state(state.map_addr(|a| a | bits));
+        return OPENED;
+    }
+    first_scope()
+}
+
+/// The thread's first scope: finds its heap (or finds that scopes cannot
+/// open here) and opens.
+#[cold]
+#[inline(never)]
+fn first_scope() -> u8 {
+    decide_capture();
+    let heap = match is_active() {
+        true => heap::current_or_init(),
+        false => None,
+    };
+    match heap {
+        Some(heap) => {
+            heap::set_scope_state(ready_scope(heap));
+            open_or_join()
+        }
+        None => {
+            // No BatchAlloc, no region, or the thread exiting: loops run as
+            // written, at the cost of one thread-local read.
+            heap::set_scope_state(disabled_scope());
+            JOINED
+        }
+    }
+}
+
+/// Closes the scope this thread has open.
+#[inline(always)]
+fn close() {
+    let state = heap::scope_state();
+    heap::set_scope_state(state.map_addr(|a| a & !(OPEN | CAPTURING)));
 }
 
 impl Default for Scope {
@@ -185,7 +203,7 @@ impl Drop for Scope {
     #[inline(always)]
     fn drop(&mut self) {
         if self.held == OPENED {
-            heap::set_scope_state(self.found);
+            close();
         }
     }
 }
@@ -196,7 +214,31 @@ impl Drop for Scope {
 #[doc(hidden)]
 pub fn scope_on_this_thread() -> Option<bool> {
     let state = heap::scope_state();
-    (state != NO_SCOPE).then(|| heap::captures(state))
+    heap::is_open(state).then(|| heap::captures(state))
+}
+
+/// `value` boxed in a slot of the open scope, or handed back if no scope is
+/// open, `T` is not batched or there is no memory: what [`boxed`] does, for
+/// the per-site report. Not public API.
+#[doc(hidden)]
+#[inline(always)]
+pub fn try_boxed<T>(value: T) -> Result<Box<T>, T> {
+    let state = heap::scope_state();
+    let class = const { class_of::<T>() };
+    if heap::is_open(state) && class != NO_CLASS {
+        if let Some(slot) = alloc_in_scope(state, class) {
+            // SAFETY: as in `boxed`.
+            return Ok(unsafe { box_in_slot(slot, value) });
+        }
+    }
+    Err(value)
+}
+
+/// Whether the runtime serves `T` at all (a size class fits it): for the
+/// per-site report. Not public API.
+#[doc(hidden)]
+pub const fn batchable<T>() -> bool {
+    class_of::<T>() != NO_CLASS
 }
 
 /// What `#[batch_alloc]` makes of `Box::new(value)` in a scoped function:
@@ -207,7 +249,7 @@ pub fn scope_on_this_thread() -> Option<bool> {
 pub fn boxed<T>(value: T) -> Box<T> {
     let state = heap::scope_state();
     let class = const { class_of::<T>() };
-    if state != NO_SCOPE && class != NO_CLASS {
+    if heap::is_open(state) && class != NO_CLASS {
         if let Some(slot) = alloc_in_scope(state, class) {
             // SAFETY: a slot of `T`'s class, reserved to this thread's scope,
             // never handed out, its mark cleared; a scope opens only when
@@ -216,4 +258,12 @@ pub fn boxed<T>(value: T) -> Box<T> {
         }
     }
     Box::new(value)
+}
+
+/// Runs `f` when the process exits normally (`exit`, or `main` returning),
+/// after `main`: how the per-site report prints itself. False if it cannot
+/// be arranged. Not public API.
+#[doc(hidden)]
+pub fn at_exit(f: extern "C" fn()) -> bool {
+    crate::os::at_exit(f)
 }

@@ -1,17 +1,24 @@
 //! Statistics, computed on demand from counters the allocator keeps anyway.
 
+use crate::heap;
+use crate::outbox;
 use crate::record::{counter_totals, for_each_record};
 use crate::region::{self, cached_bytes, span_bytes};
 use crate::remote::slots_out;
 use crate::runs::unused_slots;
+use crate::sync::Ordering;
+use crate::types::NO_HEAP;
 
 /// A snapshot of the runtime, for every thread together.
 ///
 /// Slots a batch or a scope run has reserved count as out of their spans
 /// until handed out or given back: a batch gives back its unused slots when
-/// it is refilled or dropped, a thread's runs when the thread exits. The
-/// counts below leave the runs' unused slots out, so with other threads
-/// quiet (not allocating, and their batches dropped) every field is exact.
+/// it is refilled or dropped, a thread's runs when the thread exits. Slots
+/// freed on one thread into another thread's spans may wait in the freeing
+/// thread's outbox until it refills, exits or calls `stats()`. The counts
+/// below leave the runs' unused slots and the outboxes' slots out, so with
+/// other threads quiet (not allocating or freeing, and their batches
+/// dropped) every field is exact.
 /// Gathering it walks every span and every heap: call it for diagnostics
 /// and tests, not in a hot loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -39,18 +46,27 @@ pub struct Stats {
 
 /// Gathers a [`Stats`] snapshot.
 pub fn stats() -> Stats {
+    let heap = heap::current();
+    if heap != NO_HEAP {
+        // SAFETY: this thread's heap; records are never freed.
+        outbox::send_all(unsafe { &*heap });
+    }
     let [batched_boxes, reserve_calls, run_slots] = counter_totals();
     let mut out_of_spans: u64 = 0;
     for frame in 0..region::frames_touched() {
         out_of_spans += slots_out(region::span(frame)) as u64;
     }
     let mut unused_in_runs: u64 = 0;
-    for_each_record(|heap| unused_in_runs += unused_slots(heap));
+    let mut in_outboxes: u64 = 0;
+    for_each_record(|heap| {
+        unused_in_runs += unused_slots(heap);
+        in_outboxes += heap.outbox_slots.load(Ordering::Relaxed) as u64;
+    });
     Stats {
         batched_boxes,
         scoped_allocations: run_slots.wrapping_sub(unused_in_runs),
         reserve_calls,
-        live_slots: out_of_spans.saturating_sub(unused_in_runs),
+        live_slots: out_of_spans.saturating_sub(unused_in_runs + in_outboxes),
         span_bytes: span_bytes() as u64,
         cached_bytes: cached_bytes() as u64,
     }

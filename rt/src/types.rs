@@ -353,7 +353,37 @@ pub(crate) struct ClassQueues {
 /// empty span per class; the others go back to the pool as they empty.
 pub(crate) struct HeapLocal {
     pub queues: [ClassQueues; NUM_CLASSES],
+    /// Frees of other heaps' slots on their way back (see `outbox.rs`).
+    pub outbox: [Outgoing; OUTBOX_SPANS],
 }
+
+/// Slots of one span of another heap, freed on this thread and chained
+/// through their links, head first: sent back in one compare-and-swap.
+#[derive(Clone, Copy)]
+pub(crate) struct Outgoing {
+    /// The span's frame ([`link_to`]), or 0 for an unused entry.
+    pub frame: u32,
+    /// Offset of the chain's first slot; each links the next.
+    pub head: u32,
+    /// Slots in the chain.
+    pub count: u32,
+    /// The chain's last slot, derived from the region (its link is written
+    /// when the chain is sent, after its box's free has returned).
+    pub tail: *mut u8,
+}
+
+impl Outgoing {
+    pub(crate) const EMPTY: Outgoing = Outgoing {
+        frame: 0,
+        head: 0,
+        count: 0,
+        tail: ptr::null_mut(),
+    };
+}
+
+/// Spans whose remote frees a heap can hold at once (a free picks an entry
+/// by its frame's low bits).
+pub(crate) const OUTBOX_SPANS: usize = 8;
 
 impl HeapLocal {
     /// The queues of class `class`; a class out of the table means
@@ -406,7 +436,7 @@ impl Run {
 }
 
 /// One empty run per class.
-const EMPTY_RUNS: [Run; NUM_CLASSES] = {
+const fn empty_runs() -> [Run; NUM_CLASSES] {
     let mut runs = [const { Run::empty(0) }; NUM_CLASSES];
     let mut class = 0;
     while class < NUM_CLASSES {
@@ -414,7 +444,7 @@ const EMPTY_RUNS: [Run; NUM_CLASSES] = {
         class += 1;
     }
     runs
-};
+}
 
 /// The class of an allocation of up to [`MAX_SMALL_SIZE`] bytes at an
 /// alignment of at most 8, indexed by its size in 8-byte words (rounded
@@ -454,6 +484,9 @@ pub(crate) struct HeapRecord {
     /// path finds a size's run from the heap it already holds, without
     /// reaching another crate's static.
     pub class_by_words: [u8; WORD_CLASSES],
+    /// Slots waiting in the outbox, for statistics: written by the owner
+    /// with plain stores.
+    pub outbox_slots: core::sync::atomic::AtomicU32,
     local: UnsafeCell<HeapLocal>,
 }
 
@@ -470,10 +503,12 @@ impl HeapRecord {
             next: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
             in_use: core::sync::atomic::AtomicBool::new(in_use),
             counters: Counters::default(),
-            runs: EMPTY_RUNS,
+            runs: empty_runs(),
             class_by_words: CLASS_BY_WORDS,
+            outbox_slots: core::sync::atomic::AtomicU32::new(0),
             local: UnsafeCell::new(HeapLocal {
                 queues: [ClassQueues::default(); NUM_CLASSES],
+                outbox: [Outgoing::EMPTY; OUTBOX_SPANS],
             }),
         }
     }

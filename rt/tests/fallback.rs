@@ -1,7 +1,10 @@
 //! Without `BatchAlloc` as the global allocator, batches still work: every
 //! box is a plain `Box::new` and no span slot is ever handed out.
 
+mod common;
+
 use batch_alloc_rt::{is_active, stats, Batch};
+use common::{assert_boxes_disjoint, assert_span_bytes_sane};
 
 #[test]
 fn batches_fall_back_to_plain_boxes() {
@@ -12,9 +15,11 @@ fn batches_fall_back_to_plain_boxes() {
     for (i, b) in boxes.iter().enumerate() {
         assert_eq!(**b, [i as u64; 8]);
     }
+    assert_boxes_disjoint(&boxes);
     // Plain boxes go back to the system allocator, on any thread.
     std::thread::spawn(move || drop(boxes)).join().unwrap();
     let s = stats();
+    assert_span_bytes_sane(&s);
     assert_eq!(
         (s.batched_boxes, s.reserve_calls, s.live_slots, s.span_bytes),
         (0, 0, 0, 0)

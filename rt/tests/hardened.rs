@@ -104,3 +104,28 @@ fn a_forged_free_list_link_aborts() {
     let stderr = run_case("a_forged_free_list_link_aborts", "forged");
     assert!(stderr.contains("corrupted free list"), "{stderr}");
 }
+
+#[test]
+fn a_double_free_waiting_in_an_outbox_aborts() {
+    if std::env::var_os(CASE).is_some() {
+        // Freed on another thread, the slot waits in that thread's outbox
+        // (its owner is this thread): the second free must still be caught.
+        let p = Box::into_raw(boxes(4).pop().unwrap()) as usize;
+        std::thread::spawn(move || {
+            // A heap of its own, so that the frees go to its outbox.
+            drop(boxes(4));
+            let p = p as *mut u8;
+            // SAFETY: deliberately violated: the second call frees a freed
+            // slot.
+            unsafe {
+                std::alloc::dealloc(p, Layout::new::<T>());
+                std::alloc::dealloc(p, Layout::new::<T>());
+            }
+        })
+        .join()
+        .unwrap();
+        return;
+    }
+    let stderr = run_case("a_double_free_waiting_in_an_outbox_aborts", "outbox");
+    assert!(stderr.contains("batch-alloc: double free"), "{stderr}");
+}

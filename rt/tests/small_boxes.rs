@@ -3,17 +3,30 @@
 //! owner thread and on another. Under Miri this checks that the free writes
 //! each byte of the link through a pointer allowed to write it.
 
+mod common;
+
 use std::thread;
 
 use batch_alloc_rt::{stats, Batch, BatchAlloc};
+use common::{assert_boxes_disjoint, assert_slots_back_at};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
+
+/// Panics unless the boxes hold `make(0)`, `make(1)`, ... and no two
+/// overlap.
+fn assert_intact<T: PartialEq + std::fmt::Debug>(boxes: &[Box<T>], make: fn(u8) -> T) {
+    for (i, b) in boxes.iter().enumerate() {
+        assert_eq!(**b, make(i as u8));
+    }
+    assert_boxes_disjoint(boxes);
+}
 
 fn round_trip<T: Send + Copy + PartialEq + std::fmt::Debug + 'static>(make: fn(u8) -> T) {
     let mut batch = Batch::with_capacity(8);
     let boxes: Vec<Box<T>> = (0..8).map(|i| batch.alloc(make(i))).collect();
     drop(batch);
+    assert_intact(&boxes, make);
     let (here, there): (Vec<_>, Vec<_>) =
         boxes.into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
     for (i, b) in here {
@@ -31,6 +44,7 @@ fn round_trip<T: Send + Copy + PartialEq + std::fmt::Debug + 'static>(make: fn(u
     // The slots come back and are handed out again.
     let mut batch = Batch::with_capacity(8);
     let again: Vec<Box<T>> = (0..8).map(|i| batch.alloc(make(i))).collect();
+    assert_intact(&again, make);
     for (i, b) in again.into_iter().enumerate() {
         assert_eq!(*b, make(i as u8));
         drop(b);
@@ -50,5 +64,6 @@ fn boxes_smaller_than_a_link_free_cleanly() {
         after.batched_boxes > before.batched_boxes,
         "nothing was batched"
     );
-    assert_eq!(after.live_slots, before.live_slots);
+    // This thread lives on, and its heap may keep an empty span per class.
+    assert_slots_back_at(&before, &after);
 }

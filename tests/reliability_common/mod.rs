@@ -1,18 +1,25 @@
 //! Shared by the reliability tests (`tests/reliability_*.rs`): a seeded
 //! generator, boxes that carry a fill pattern checked when they are freed
-//! (batched or plain), resident-memory readings, and re-running one test of
-//! the current binary in a child process.
+//! (batched or plain), resident-memory readings; and, shared with the
+//! runtime's tests, the checks on live objects and statistics and
+//! re-running one test of the current binary in a child process.
 
 #![allow(dead_code)]
 
-use std::process::{Command, Output};
-
 use batch_alloc::{size_classes, Batch, SizeClass};
 
+#[path = "../../rt/tests/common/check.rs"]
+mod check;
+#[path = "../../rt/tests/common/child.rs"]
+mod child;
 #[path = "../../rt/tests/common/rng.rs"]
 mod rng;
 
-// Not every test binary that shares this module draws numbers.
+// Not every test binary that shares this module uses all of these.
+#[allow(unused_imports)]
+pub use check::*;
+#[allow(unused_imports)]
+pub use child::*;
 #[allow(unused_imports)]
 pub use rng::Rng;
 
@@ -94,6 +101,20 @@ impl Filled {
     }
 }
 
+impl Patterned for Filled {
+    fn range(&self) -> (usize, usize) {
+        match self {
+            Filled::Small(b) => box_range(b),
+            Filled::Medium(b) => box_range(b),
+            Filled::Large(b) => box_range(b),
+        }
+    }
+
+    fn check(&self, id: u64) {
+        Filled::check(self, id);
+    }
+}
+
 /// The size class a batch of `T` takes its slots from.
 pub fn class_of<T>() -> SizeClass {
     *size_classes()
@@ -153,89 +174,4 @@ pub fn vm_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Environment variable that tells a re-run test binary which child role
-/// to play.
-pub const CHILD_ENV: &str = "BATCH_ALLOC_RELIABILITY_CHILD";
-
-/// The child role this process was started for, if any.
-pub fn child_role() -> Option<String> {
-    std::env::var(CHILD_ENV).ok()
-}
-
-/// Runs test `test` of this test binary alone in a child process, with
-/// [`CHILD_ENV`] set to `role` and, if given, the address-space limit
-/// `ulimit -v` (in KiB) applied by a shell before the binary starts.
-pub fn run_child(test: &str, role: &str, ulimit_v_kib: Option<u64>) -> Output {
-    let exe = std::env::current_exe().expect("path of the test binary");
-    let args = [
-        test,
-        "--exact",
-        "--include-ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ];
-    let mut command = match ulimit_v_kib {
-        None => Command::new(&exe),
-        Some(kib) => {
-            let mut sh = Command::new("sh");
-            sh.arg("-c")
-                .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
-                .arg(&exe);
-            sh
-        }
-    };
-    // The child reports what a user would see by default: no backtraces.
-    command
-        .args(args)
-        .env(CHILD_ENV, role)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("the test binary runs as a child")
-}
-
-/// A child's output, for assertion messages.
-pub fn describe(output: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-/// Panics if any two of the address ranges `[start, end)` overlap: two live
-/// objects sharing memory.
-pub fn assert_disjoint(ranges: &mut [(usize, usize)]) {
-    ranges.sort_unstable();
-    for pair in ranges.windows(2) {
-        assert!(
-            pair[0].1 <= pair[1].0,
-            "live objects overlap: {:#x}..{:#x} and {:#x}..{:#x}",
-            pair[0].0,
-            pair[0].1,
-            pair[1].0,
-            pair[1].1
-        );
-    }
-}
-
-/// Panics unless span memory is below the size of the reserved region: a
-/// span released twice makes the counter wrap.
-pub fn assert_span_bytes_sane(stats: &batch_alloc::Stats) {
-    assert!(
-        stats.span_bytes <= batch_alloc::limits::REGION_BYTES as u64,
-        "span bytes {} exceed the region ({} bytes): a span was released twice",
-        stats.span_bytes,
-        batch_alloc::limits::REGION_BYTES
-    );
-}
-
-/// The checks every test makes once everything is freed: no slot left out,
-/// every span back, and the span counter sane.
-pub fn assert_back_at(before: &batch_alloc::Stats, after: &batch_alloc::Stats) {
-    assert_span_bytes_sane(after);
-    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
 }

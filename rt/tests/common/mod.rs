@@ -1,13 +1,21 @@
 //! Shared by the runtime's integration tests: boxes of three sizes that carry
-//! a fill pattern, checked when they are freed.
+//! a fill pattern, checked when they are freed; the checks on live objects
+//! and statistics (`check.rs`); re-running a test in a child process
+//! (`child.rs`).
 
 #![allow(dead_code)]
 
 use batch_alloc_rt::Batch;
 
+mod check;
+mod child;
 mod rng;
 
-// Not every test binary that shares this module draws numbers.
+// Not every test binary that shares this module uses all of these.
+#[allow(unused_imports)]
+pub use check::*;
+#[allow(unused_imports)]
+pub use child::*;
 #[allow(unused_imports)]
 pub use rng::Rng;
 
@@ -62,13 +70,24 @@ impl Filled {
     }
 
     pub fn addr_range(&self) -> (usize, usize) {
-        let words = self.words();
-        let start = words.as_ptr() as usize;
-        (start, start + size_of_val(words))
+        match self {
+            Filled::Small(b) => box_range(b),
+            Filled::Medium(b) => box_range(b),
+            Filled::Large(b) => box_range(b),
+        }
     }
 
     pub fn align_ok(&self) -> bool {
         self.words().as_ptr() as usize % align_of::<u64>() == 0
+    }
+
+    /// Whether the pattern written at allocation is intact (for callers
+    /// that must not panic, such as a forked child).
+    pub fn intact(&self, id: u64) -> bool {
+        self.words()
+            .iter()
+            .enumerate()
+            .all(|(i, &w)| w == pattern(id, i))
     }
 
     /// Panics unless the pattern written at allocation is intact.
@@ -76,5 +95,15 @@ impl Filled {
         for (i, &w) in self.words().iter().enumerate() {
             assert_eq!(w, pattern(id, i), "box {id} corrupted at word {i}");
         }
+    }
+}
+
+impl Patterned for Filled {
+    fn range(&self) -> (usize, usize) {
+        self.addr_range()
+    }
+
+    fn check(&self, id: u64) {
+        Filled::check(self, id);
     }
 }

@@ -1,0 +1,150 @@
+//! Remote frees, collected per span and sent back in chains.
+//!
+//! A thread that frees slots of spans other heaps own does not push each
+//! one with its own compare-and-swap: it chains them, per span, through
+//! their links (the way the owner's remote list holds them anyway), and
+//! hands a whole chain over with one `push_chain` when the thread frees into
+//! another span that maps to the same entry, when the chain reaches
+//! [`OUTBOX_LIMIT`], when the thread refills, reads `stats()` or exits.
+//! (snmalloc's `RemoteDeallocCache`; mimalloc pushes each free.) A span
+//! that is armed (its owner waits for a free) or abandoned (its owner is
+//! gone) when its chain would start gets its frees at once instead, and a
+//! thread without a heap keeps the one-CAS path.
+//!
+//! Slots in a chain are still out of their span: the owner's `used` counts
+//! them, and so does an abandoned span's word, so a span cannot be reclaimed
+//! under a chain; `stats()` subtracts the published count of slots waiting.
+
+use crate::link::{self, write_link};
+use crate::queues::after_remote_push;
+use crate::region;
+use crate::remote;
+use crate::sync::Ordering;
+use crate::types::{link_to, linked_frame, HeapRecord, Outgoing, Span, OUTBOX_SPANS};
+
+/// Slots a chain collects before it is sent.
+pub(crate) const OUTBOX_LIMIT: u32 = 64;
+
+/// Frees, from this thread, a slot of a span another heap owns: into the
+/// outbox's chain for the span, or, for an armed or abandoned span, with
+/// its own push at once.
+///
+/// The common case (the span's chain is under way) touches only this
+/// thread's heap and the slot: no atomic instruction, no call but a tail
+/// one, so the caller needs no stack frame.
+///
+/// # Safety
+/// - `heap` is this thread's heap, with no reference from
+///   `HeapRecord::local` live.
+/// - The slot at `offset` of frame `frame` (span `span`) is out, given up
+///   by its box, which `slot` (covering the link's four bytes) points to;
+///   `in_region` points to it too, derived from the region.
+#[inline(always)]
+pub(crate) unsafe fn post(
+    heap: &HeapRecord,
+    frame: u32,
+    span: &Span,
+    offset: u32,
+    slot: *mut u8,
+    in_region: *mut u8,
+) {
+    // SAFETY: this thread's heap (the caller's contract).
+    let local = unsafe { heap.local() };
+    let entry = &mut local.outbox[frame as usize % OUTBOX_SPANS];
+    if entry.frame != link_to(frame) {
+        // SAFETY: forwarded contract.
+        return unsafe { start_chain(heap, entry, frame, span, offset, slot, in_region) };
+    }
+    // SAFETY: the slot is given up and covered by `slot`.
+    unsafe { write_link(slot, entry.head, link::key(span)) };
+    entry.head = offset;
+    // No overflow: a chain is sent at OUTBOX_LIMIT slots.
+    entry.count = entry.count.wrapping_add(1);
+    publish(heap, 1);
+    if entry.count >= OUTBOX_LIMIT {
+        send(heap, entry);
+    }
+}
+
+/// The first free into a span since its entry last held it: sends the
+/// chain the entry holds for another span, then starts one for this span,
+/// or pushes the slot at once if the span is armed or abandoned.
+///
+/// # Safety
+/// - As for [`post`], with `entry` the span's entry.
+#[cold]
+#[inline(never)]
+unsafe fn start_chain(
+    heap: &HeapRecord,
+    entry: &mut Outgoing,
+    frame: u32,
+    span: &Span,
+    offset: u32,
+    slot: *mut u8,
+    in_region: *mut u8,
+) {
+    if entry.frame != 0 {
+        send(heap, entry);
+    }
+    if remote::needs_prompt_free(span) {
+        let key = link::key(span);
+        // SAFETY: the slot is given up and covered by `slot`; only this
+        // push writes its link.
+        let link = |next| unsafe { write_link(slot, next, key) };
+        // SAFETY: the slot is out of `span` and given up.
+        let pushed = unsafe { remote::push_chain(span, offset, 1, link) };
+        after_remote_push(pushed, frame, span);
+        return;
+    }
+    *entry = Outgoing {
+        frame: link_to(frame),
+        head: offset,
+        count: 1,
+        tail: in_region,
+    };
+    publish(heap, 1);
+}
+
+/// Sends every chain. Owner of `heap` only, with no reference from
+/// `HeapRecord::local` live.
+pub(crate) fn send_all(heap: &HeapRecord) {
+    if heap.outbox_slots.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    // SAFETY: this thread's heap, with no other reference to its state.
+    let local = unsafe { heap.local() };
+    for entry in &mut local.outbox {
+        if entry.frame != 0 {
+            send(heap, entry);
+        }
+    }
+}
+
+/// Hands one chain to its span: one compare-and-swap.
+#[inline(never)]
+fn send(heap: &HeapRecord, entry: &mut Outgoing) {
+    let Some(frame) = linked_frame(entry.frame) else {
+        return;
+    };
+    let span = region::span(frame);
+    let (tail, key) = (entry.tail, link::key(span));
+    // SAFETY: the tail is a slot of the chain, given up by its box in an
+    // earlier free that has returned; only this push writes its link.
+    let link_last = |next| unsafe { write_link(tail, next, key) };
+    // SAFETY: the chain's slots are out of `span`, given up, and linked
+    // head to tail but for the tail's link, which `link_last` writes.
+    let pushed = unsafe { remote::push_chain(span, entry.head, entry.count, link_last) };
+    publish(heap, entry.count.wrapping_neg());
+    *entry = Outgoing::EMPTY;
+    after_remote_push(pushed, frame, span);
+}
+
+/// Adds `delta` (wrapping) to the published count of waiting slots.
+#[inline(always)]
+fn publish(heap: &HeapRecord, delta: u32) {
+    let slots = &heap.outbox_slots;
+    slots.store(
+        slots.load(Ordering::Relaxed).wrapping_add(delta),
+        Ordering::Relaxed,
+    );
+}

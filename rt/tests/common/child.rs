@@ -1,0 +1,56 @@
+//! Re-running one test of the current test binary in a child process, for
+//! outcomes a test cannot survive in its own process (an abort, an
+//! address-space limit). Shared by the runtime's tests and the facade's
+//! (which include this file by path).
+
+use std::process::{Command, Output};
+
+/// Environment variable that tells a re-run test binary which child role
+/// to play.
+pub const CHILD_ENV: &str = "BATCH_ALLOC_TEST_CHILD";
+
+/// The child role this process was started for, if any.
+pub fn child_role() -> Option<String> {
+    std::env::var(CHILD_ENV).ok()
+}
+
+/// Runs test `test` of this test binary alone in a child process, with
+/// [`CHILD_ENV`] set to `role` and, if given, the address-space limit
+/// `ulimit -v` (in KiB) applied by a shell before the binary starts.
+pub fn run_child(test: &str, role: &str, ulimit_v_kib: Option<u64>) -> Output {
+    let exe = std::env::current_exe().expect("path of the test binary");
+    let args = [
+        test,
+        "--exact",
+        "--include-ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ];
+    let mut command = match ulimit_v_kib {
+        None => Command::new(&exe),
+        Some(kib) => {
+            let mut sh = Command::new("sh");
+            sh.arg("-c")
+                .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+                .arg(&exe);
+            sh
+        }
+    };
+    // The child reports what a user would see by default: no backtraces.
+    command
+        .args(args)
+        .env(CHILD_ENV, role)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the test binary runs as a child")
+}
+
+/// A child's output, for assertion messages.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}

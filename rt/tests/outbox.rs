@@ -1,0 +1,120 @@
+//! Remote frees wait in the freeing thread's outbox, chained per span, and
+//! go back in one push: when the thread frees into other spans, refills,
+//! reads `stats()` or exits. While they wait, `stats()` on any thread still
+//! counts them as freed; a span whose owner exits meanwhile is reclaimed
+//! when the chain arrives.
+
+// Vectors of boxes are what the allocator is for.
+#![allow(clippy::vec_box)]
+
+use std::sync::mpsc::channel;
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use batch_alloc_rt::{stats, Batch, BatchAlloc};
+
+#[global_allocator]
+static GLOBAL: BatchAlloc = BatchAlloc::system();
+
+type T = [u64; 8];
+
+const BOXES: usize = if cfg!(miri) { 40 } else { 1_000 };
+
+fn batch_of(n: usize) -> Vec<Box<T>> {
+    let mut batch = Batch::with_capacity(n);
+    (0..n as u64).map(|i| batch.alloc([i; 8])).collect()
+}
+
+/// The cases compare process-wide counts, so they run one after the other on
+/// one test thread: other tests' threads, still exiting, would move them.
+#[test]
+fn outboxes() {
+    waiting_frees_count_as_freed_in_stats_read_elsewhere();
+    chains_reach_spans_whose_owner_exited();
+    an_exiting_thread_sends_its_chains();
+}
+
+fn waiting_frees_count_as_freed_in_stats_read_elsewhere() {
+    let before = stats();
+    let boxes = batch_of(BOXES);
+    let freed = Arc::new(Barrier::new(2));
+    let done = Arc::new(Barrier::new(2));
+    let freer = {
+        let (freed, done) = (freed.clone(), done.clone());
+        thread::spawn(move || {
+            // A thread with a heap of its own, so that its frees of the
+            // other thread's slots wait in its outbox.
+            drop(batch_of(4));
+            drop(boxes);
+            freed.wait();
+            done.wait();
+        })
+    };
+    freed.wait();
+    // The freer holds its chains; this thread cannot send them, yet they
+    // count as freed.
+    let during = stats();
+    done.wait();
+    freer.join().unwrap();
+    assert_eq!(
+        during.live_slots, before.live_slots,
+        "waiting frees counted as live"
+    );
+    assert_eq!(stats().live_slots, before.live_slots);
+}
+
+fn chains_reach_spans_whose_owner_exited() {
+    let before = stats();
+    let (to_freer, inbox) = channel::<Vec<Box<T>>>();
+    let hold = Arc::new(Barrier::new(2));
+    let freer = {
+        let hold = hold.clone();
+        thread::spawn(move || {
+            drop(batch_of(4));
+            let boxes = inbox.recv().unwrap();
+            drop(boxes);
+            // Chains wait here while the owner exits.
+            hold.wait();
+            hold.wait();
+            // Reading stats on this thread sends them.
+            stats()
+        })
+    };
+    thread::spawn(move || to_freer.send(batch_of(BOXES)).unwrap())
+        .join()
+        .unwrap();
+    hold.wait();
+    // The owner has exited: its spans are abandoned, some of their slots
+    // still in the freer's outbox, which counts them as freed.
+    assert_eq!(
+        stats().live_slots,
+        before.live_slots,
+        "waiting frees counted as live"
+    );
+    hold.wait();
+    let at_freer = freer.join().unwrap();
+    assert_eq!(at_freer.live_slots, before.live_slots);
+    let after = stats();
+    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
+    assert_eq!(
+        after.span_bytes, before.span_bytes,
+        "abandoned spans not reclaimed"
+    );
+}
+
+fn an_exiting_thread_sends_its_chains() {
+    let before = stats();
+    let boxes = batch_of(BOXES);
+    thread::spawn(move || {
+        drop(batch_of(4));
+        drop(boxes);
+    })
+    .join()
+    .unwrap();
+    // The freer exited; its chains went back as it did, and this thread,
+    // the owner, collects them at its next look.
+    let again = batch_of(BOXES);
+    drop(again);
+    let after = stats();
+    assert_eq!(after.live_slots, before.live_slots);
+}

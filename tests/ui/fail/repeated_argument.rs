@@ -1,0 +1,10 @@
+use batch_alloc::batch_alloc;
+
+#[batch_alloc(boxes, boxes)]
+fn twice(n: u64) -> Vec<Box<u64>> {
+    (0..n).map(|i| Box::new(i)).collect()
+}
+
+fn main() {
+    let _ = twice(1);
+}
