@@ -1,9 +1,9 @@
 //! Churn with capture on: the server-like loop of `reliability_churn`,
 //! written the way a server is written, its request loop under a batch
-//! scope entered every iteration (as `#[batch_alloc]` enters it), so that
-//! the scope captures everything the loop allocates: the request's text,
-//! the vector of its fields as it grows, each field boxed with `Box::new`
-//! and its name a `String`, and a body buffer of up to 2,000 bytes. Two
+//! scope (the guard `#[batch_alloc]` declares, entered every iteration), so
+//! that the scope captures everything the loop allocates: the request's
+//! text, the vector of its fields as it grows, each field boxed with
+//! `Box::new` and its name a `String`, and a body of up to 2,000 bytes. Two
 //! workers keep 32 requests open each and complete a random one as each new
 //! one arrives; one in four is handed to a writer thread that frees it
 //! there. Once warmed up, resident memory (`VmRSS`) must stop growing, with

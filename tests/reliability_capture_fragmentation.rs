@@ -1,14 +1,14 @@
 //! Fragmentation with capture on: the rounds of `reliability_fragmentation`
 //! made the way code as written makes them. A loop runs under a batch
-//! scope, entered every iteration as `#[batch_alloc]` enters it; each round
-//! makes 1,000 objects of one kind with `Box::new`, `Vec<u8>` or `String`,
-//! which the scope captures, and keeps one of them (chosen at random), over
-//! and over. Each kept object pins its span, so span memory stays near the
-//! live bytes only if the freed slots of every round are reused, through
-//! the scope's runs, by the rounds that follow. Checked every few rounds
-//! with the batch version's bound: span memory within twice the live bytes
-//! plus, per class, the spans one round covers and one more; exactly one
-//! live slot per kept object.
+//! scope (the guard `#[batch_alloc]` declares, entered every iteration);
+//! each round makes 1,000 objects of one kind with `Box::new`, `Vec<u8>` or
+//! `String`, which the scope captures, and keeps one of them (chosen at
+//! random), over and over. Each kept object pins its span, so span memory
+//! stays near the live bytes only if the freed slots of every round are
+//! reused, through the scope's runs, by the rounds that follow. Checked
+//! every few rounds with the batch version's bound: span memory within
+//! twice the live bytes plus, per class, the spans one round covers and one
+//! more; exactly one live slot per kept object.
 //!
 //! `cargo test --test reliability_capture_fragmentation` runs 5,000
 //! rounds; 100,000 rounds are the ignored test, for release builds:
@@ -20,8 +20,8 @@ use std::thread;
 
 use batch_alloc::{stats, BatchAlloc, Stats};
 use reliability_common::{
-    assert_back_at, assert_captured, assert_intact_and_disjoint, assert_span_bytes_sane,
-    capture_on, captured_span_bytes, seed, Captured, Rng, Scope, CAPTURED_KINDS,
+    assert_back_at, assert_captured, assert_live, assert_span_bytes_sane, capture_on,
+    captured_span_bytes, seed, Captured, Rng, Scope, CAPTURED_KINDS,
 };
 
 #[global_allocator]
@@ -93,7 +93,7 @@ fn rounds_on_this_thread(rounds: usize, seed: u64, before: Stats) -> (u64, u64) 
     }
     drop(scope);
     // The most objects live: one from every round, all intact and disjoint.
-    assert_intact_and_disjoint(&kept, &[]);
+    assert_live(&kept);
     for (object, id) in kept {
         object.check_and_free(id);
     }

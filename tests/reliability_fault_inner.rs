@@ -321,7 +321,8 @@ mod capture_on {
 
     use batch_alloc::limits::MAX_SMALL_SIZE;
     use reliability_common::{
-        assert_back_at, assert_captured, assert_intact_and_disjoint, capture_on, Captured, Scope,
+        assert_back_at, assert_captured, assert_disjoint, assert_live, capture_on, slice_range,
+        Captured, Patterned, Scope,
     };
 
     /// While the inner allocator fails, a capturing scope keeps serving what it
@@ -371,7 +372,10 @@ mod capture_on {
             assert!(FAILED.load(Relaxed) - failed_before >= 3);
             assert!(plain_alloc_works(16), "healed");
             assert!(grown.iter().enumerate().all(|(i, &b)| b == i as u8));
-            assert_intact_and_disjoint(&kept, &[(at.addr(), at.addr() + grown.len())]);
+            assert_live(&kept);
+            let mut ranges: Vec<_> = kept.iter().map(|(object, _)| object.range()).collect();
+            ranges.push(slice_range(&grown));
+            assert_disjoint(&mut ranges);
         })
         .join()
         .unwrap();

@@ -12,8 +12,6 @@
 //! test can tell an allocation a scope served from one it passed through.
 
 mod common;
-#[path = "common/scope.rs"]
-mod scope_support;
 
 use std::alloc::{alloc, alloc_zeroed, dealloc, realloc, Layout};
 use std::collections::{BTreeMap, HashSet};
@@ -21,13 +19,13 @@ use std::rc::Rc;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
-use batch_alloc_rt::limits::{MAX_SMALL_SIZE, PAGE_SIZE, REGION_BYTES};
+use batch_alloc_rt::limits::{MAX_SMALL_SIZE, PAGE_SIZE};
 use batch_alloc_rt::{is_active, size_classes, stats, BatchAlloc, Capture, SizeClass};
-use common::Rng;
-use proptest::prelude::*;
-use scope_support::{
-    in_scope, inner_calls_in, live_since, on_fresh_thread, scoped_since, serial, Counting,
+use common::{
+    assert_back_at, in_scope, inner_calls_in, live_since, on_fresh_thread, scoped_since, serial,
+    Counting, Rng,
 };
+use proptest::prelude::*;
 
 #[global_allocator]
 static GLOBAL: BatchAlloc<Counting> = BatchAlloc::new(Counting);
@@ -462,9 +460,7 @@ fn captured_allocations_are_freed_on_other_threads_after_the_scope_closed() {
     drop(to_freer);
     freer.join().unwrap();
     assert!(scoped_since(&before) >= 2 * n);
-    let after = stats();
-    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+    assert_back_at(&before, &stats());
 }
 
 // ---- statistics ----
@@ -493,10 +489,7 @@ fn statistics_count_scoped_allocations_exactly_and_leave_run_leftovers_out() {
     assert_eq!(scoped_since(&before), 8);
     assert_eq!(live_since(&before), 3);
     drop(kept);
-    let after = stats();
-    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
-    assert!(after.span_bytes <= REGION_BYTES as u64);
+    assert_back_at(&before, &stats());
 }
 
 // ---- generated programs ----
@@ -647,9 +640,7 @@ proptest! {
         let served = on_fresh_thread(move || run(program));
         let after = stats();
         prop_assert!(after.scoped_allocations - before.scoped_allocations >= served);
-        prop_assert!(after.span_bytes <= REGION_BYTES as u64, "span bytes wrapped: {:?}", after);
-        prop_assert_eq!(after.live_slots, before.live_slots, "{:?} -> {:?}", before, after);
-        prop_assert_eq!(after.span_bytes, before.span_bytes, "spans left behind");
+        assert_back_at(&before, &after);
     }
 }
 
@@ -691,7 +682,5 @@ fn threads_run_scoped_programs_at_once() {
     let served: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
     assert!(served > 0);
     assert!(scoped_since(&before) >= served);
-    let after = stats();
-    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+    assert_back_at(&before, &stats());
 }

@@ -1,8 +1,9 @@
 //! Batch scopes, driven as `#[batch_alloc]`'s expansion drives them: a
-//! `Scope` guard declared outside a loop and entered at the start of every
-//! iteration. The outermost running loop opens this thread's scope, loops
-//! inside it join, and the scope closes when the opener's loop ends, by any
-//! exit. A scope serves only its own thread; `Capture` decides whether it
+//! `Scope` guard declared outside a loop and entered, before the loop (as
+//! the expansion does) or at the start of every iteration (as it did at
+//! first; the guard takes the scope at its first `enter` either way). The
+//! outermost running loop opens this thread's scope, loops inside it join,
+//! and the scope closes when the opener's loop ends, by any exit. A scope serves only its own thread; `Capture` decides whether it
 //! serves every allocation or only the typed `boxed` sites; types the
 //! runtime does not batch take the inner allocator.
 //!
@@ -13,8 +14,6 @@
 #![allow(clippy::vec_box)]
 
 mod common;
-#[path = "common/scope.rs"]
-mod scope_support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
@@ -24,8 +23,9 @@ use batch_alloc_rt::limits::MAX_SMALL_SIZE;
 use batch_alloc_rt::{
     boxed, is_active, scope_on_this_thread, set_capture, stats, BatchAlloc, Capture, Scope,
 };
-use scope_support::{
-    in_scope, inner_calls_in, live_since, on_fresh_thread, quietly, scoped_since, serial, Counting,
+use common::{
+    assert_back_at, in_scope, inner_calls_in, live_since, on_fresh_thread, quietly, scoped_since,
+    serial, Counting,
 };
 
 #[global_allocator]
@@ -120,6 +120,27 @@ fn a_loop_that_never_enters_its_guard_opens_nothing() {
         });
         assert_closed();
         assert_eq!(scoped_since(&before), 1, "the one box of assert_capturing");
+    });
+}
+
+#[test]
+fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
+    let _serial = serial(Capture::All);
+    on_fresh_thread(|| {
+        // The expansion's shape: entered once, before the loop, whatever
+        // the loop's length; entering again changes nothing.
+        for n in [0, 1, 10] {
+            let mut scope = Scope::new();
+            scope.enter();
+            assert_capturing();
+            for _ in 0..n {
+                assert_capturing();
+                scope.enter();
+            }
+            assert_capturing();
+            drop(scope);
+            assert_closed();
+        }
     });
 }
 
@@ -614,7 +635,5 @@ fn captured_slots_come_back_and_spans_go_when_the_thread_exits() {
         assert_eq!(**b, record(2 * i as u64));
     }
     drop(kept);
-    let after = stats();
-    assert_eq!(after.live_slots, before.live_slots, "slots leaked");
-    assert_eq!(after.span_bytes, before.span_bytes, "spans not reclaimed");
+    assert_back_at(&before, &stats());
 }

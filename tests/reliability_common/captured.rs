@@ -1,13 +1,15 @@
 //! Capture on: what the suite's capture variants share
 //! (`tests/reliability_capture_*.rs` and the capture tests of the fault
-//! files). Their workers run their loops under a batch scope, entered at
-//! the start of every iteration as `#[batch_alloc]`'s expansion enters it,
-//! and allocate the way code as written does: `Box::new`, `Vec<u8>` buffers
-//! and `String`s, which the open scope captures.
+//! files). Their workers run their loops under a batch scope, the guard
+//! `#[batch_alloc]` declares outside a loop, entered at the start of every
+//! iteration (the guard takes the scope at its first `enter`, as when the
+//! expansion enters it before the loop), and allocate the way code as
+//! written does: `Box::new`, `Vec<u8>` buffers and `String`s, which the
+//! open scope captures.
 
 use batch_alloc::{is_active, set_capture, size_classes, stats, Capture, SizeClass, Stats};
 
-use super::{assert_disjoint, pattern, Filled};
+use super::{pattern, slice_range, Filled, Patterned};
 
 /// The guard `#[batch_alloc]` declares outside each loop: the first
 /// `enter()` opens this thread's scope (or joins the one open), its drop
@@ -96,31 +98,20 @@ impl Captured {
             Captured::Text(s) => s.capacity(),
         }
     }
-
-    /// The address range of the object's allocation.
-    pub fn range(&self) -> (usize, usize) {
-        let start = match self {
-            Captured::Boxed(b) => b.words().as_ptr().addr(),
-            Captured::Buffer(v) => v.as_ptr().addr(),
-            Captured::Text(s) => s.as_ptr().addr(),
-        };
-        (start, start + self.bytes())
-    }
 }
 
-/// Panics unless every object of `live` keeps its pattern and no two of
-/// them overlap (nor overlap `others`, address ranges of other live
-/// allocations).
-pub fn assert_intact_and_disjoint<'a>(
-    live: impl IntoIterator<Item = &'a (Captured, u64)>,
-    others: &[(usize, usize)],
-) {
-    let mut ranges = others.to_vec();
-    ranges.extend(live.into_iter().map(|(object, id)| {
-        object.check(*id);
-        object.range()
-    }));
-    assert_disjoint(&mut ranges);
+impl Patterned for Captured {
+    fn range(&self) -> (usize, usize) {
+        match self {
+            Captured::Boxed(b) => b.range(),
+            Captured::Buffer(v) => slice_range(v),
+            Captured::Text(s) => slice_range(s.as_bytes()),
+        }
+    }
+
+    fn check(&self, id: u64) {
+        Captured::check(self, id);
+    }
 }
 
 /// The classes [`Captured`] objects take their slots from, one per kind.

@@ -1,12 +1,9 @@
-//! Shared by the runtime's scope and capture tests (`scopes.rs`,
-//! `capture.rs`), which include it by path: an inner allocator that counts
-//! the calls it serves on each thread, so a test can tell an allocation the
-//! scope captured from one the inner allocator served; the one lock under
-//! which a test reads process-wide statistics or changes the process-wide
-//! capture setting; and a scope opened exactly as `#[batch_alloc]` opens
-//! one.
-
-#![allow(dead_code)]
+//! For the scope and capture tests (`scopes.rs`, `capture.rs`): an inner
+//! allocator that counts the blocks it serves on each thread, so a test
+//! can tell an allocation a scope captured from one the inner allocator
+//! served; the one lock under which a test reads process-wide statistics
+//! or changes the process-wide capture setting; and a scope opened as
+//! `#[batch_alloc]` opens one.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -99,20 +96,15 @@ impl Drop for Serial {
     }
 }
 
-/// Runs `f` as the body of a one-iteration loop under a scope guard, as
-/// `#[batch_alloc]` expands a loop: the guard opens (or joins) this
-/// thread's scope at the iteration's start and puts back what it found when
-/// the loop ends.
+/// Runs `f` under a scope guard, as `#[batch_alloc]` expands a loop: the
+/// guard, entered before the loop, opens this thread's scope (or joins the
+/// one open), and its drop, when the loop ends, closes what it opened.
 pub fn in_scope<R>(f: impl FnOnce() -> R) -> R {
-    let mut f = Some(f);
-    let mut out = None;
     let mut scope = Scope::new();
-    for _ in 0..1 {
-        scope.enter();
-        out = f.take().map(|f| f());
-    }
+    scope.enter();
+    let out = f();
     drop(scope);
-    out.expect("the loop ran once")
+    out
 }
 
 /// Runs `f` on a new thread and joins it: once it returns, the thread's
