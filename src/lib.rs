@@ -1,15 +1,17 @@
-//! Loop-scoped batch allocation of real `Box<T>`s: one attribute, no type
-//! changes.
+//! Loop-scoped batch allocation: one attribute makes a loop the allocator
+//! of what it allocates, with no type changes.
 //!
 //! Programs that build many small heap objects in a loop (parsers,
 //! deserializers, tree and graph builders) pay the allocator's full price
-//! once per object. [`#[batch_alloc]`](macro@batch_alloc) rewrites each
-//! `Box::new(..)` inside a function's loops into an allocation from a batch
-//! declared just outside the loop: one call reserves a run of slots, and each
-//! box is then a pointer bump. Every box is a real `std::boxed::Box<T>`:
-//! moved to another thread, dropped at any time, turned into
-//! `Box<dyn Trait>`, pinned, leaked or round-tripped through `into_raw`.
-//! Nothing else in the program changes type.
+//! once per object. Under [`#[batch_alloc]`](macro@batch_alloc), the
+//! outermost annotated loop running on a thread opens a *batch scope*, and
+//! until it ends that thread's boxes, strings, vectors, and whatever code
+//! called from the loop allocates, come from runs of slots reserved in one
+//! call and handed out by a pointer bump; annotated loops it calls,
+//! recursively, join the same scope. Every allocation stays an ordinary one:
+//! a real `std::boxed::Box<T>` (moved to another thread, dropped at any
+//! time, turned into `Box<dyn Trait>`, pinned, leaked), a real `String`,
+//! freed one by one, anywhere. Nothing in the program changes type.
 //!
 //! # Install
 //!
@@ -18,7 +20,7 @@
 //! batch-alloc = "0.1"
 //! ```
 //!
-//! Stable Rust 1.84 or later. Two optional features:
+//! Stable Rust 1.84 or later. Optional features:
 //!
 //! - `serde`: [`serde_boxes`], `deserialize_with` helpers that fill
 //!   `Vec<Box<T>>` and maps of boxes from one batch ([below](#the-serde-feature)).
@@ -26,13 +28,15 @@
 //!   free of a pointer that is not the start of a slot, and on a corrupted
 //!   free list, at the price of 25% more instructions per box (49% for a box
 //!   freed on another thread).
+//! - `report`: every annotated loop and rewritten `Box::new` counts what it
+//!   did; [`report()`] returns the table, which also prints at exit.
 //!
 //! # Quick start
 //!
 //! Two independent parts: the application installs [`BatchAlloc`] as its
 //! global allocator (one line, wrapping any allocator), and any crate,
 //! library or application, puts the attribute on the functions whose loops
-//! box things.
+//! allocate.
 //!
 //! ```
 //! use batch_alloc::{batch_alloc, BatchAlloc};
@@ -49,71 +53,74 @@
 //! fn parse(lines: &[&str]) -> Vec<Box<Record>> {
 //!     let mut out = Vec::with_capacity(lines.len());
 //!     for (id, line) in lines.iter().enumerate() {
-//!         // Served from a batch declared just outside this loop.
+//!         // The box and its name, served from the scope this loop opens.
 //!         out.push(Box::new(Record { id: id as u64, name: line.to_uppercase() }));
 //!     }
 //!     out
 //! }
 //!
 //! let lines = vec!["ada"; 1000];
-//! let before = batch_alloc::stats().batched_boxes;
+//! let before = batch_alloc::stats().scoped_allocations;
 //! let records = parse(&lines);
 //! assert_eq!((records[999].id, records[999].name.as_str()), (999, "ADA"));
-//! // A `for` loop over a slice knows its length: every box came from a batch.
-//! assert_eq!(batch_alloc::stats().batched_boxes - before, 1000);
+//! // 1000 boxes and 1000 names.
+//! assert_eq!(batch_alloc::stats().scoped_allocations - before, 2000);
 //!
-//! // Plain boxes: drop them anywhere, one by one, on any thread.
+//! // Ordinary allocations: drop them anywhere, one by one, on any thread.
 //! std::thread::spawn(move || drop(records)).join().unwrap();
 //! ```
 //!
 //! A library can use the attribute without choosing the global allocator:
 //! where `BatchAlloc` is not installed, the same code runs with plain
-//! `Box::new`, correct and merely not faster ([`is_active`] tells which).
+//! allocations, correct and merely not faster ([`is_active`] tells which).
 //!
 //! # The attribute
 //!
 //! Put [`#[batch_alloc]`](macro@batch_alloc) on a function, a method or a
 //! whole `impl` block (every method in it): free functions, trait methods,
-//! `async fn`s, generic, `unsafe` and `extern` functions. It rewrites every
-//! `Box::new(value)` that sits lexically inside a `for`, `while`,
-//! `while let` or `loop`, at any depth of blocks, branches and inner loops.
-//! Each call site gets a batch of its own, declared outside the outermost
-//! loop. A `for` loop sizes its batches by its iterator's `size_hint()`;
-//! the other loops grow their refills geometrically. Nothing is reserved
-//! before the first box, and a loop that ends early (`break`, `return`,
-//! `?`, a panic) gives its unused slots back.
+//! `async fn`s, generic, `unsafe` and `extern` functions. Each outermost
+//! loop of the function (`for`, `while`, `while let`, `loop`) opens this
+//! thread's scope as it starts, or joins the one a caller opened (one
+//! thread-local read); the scope closes when the loop that opened it ends,
+//! however it ends (`break`, `return`, `?`, a panic). While it is open:
 //!
+//! - each `Box::new(value)` of an annotated function is a bump of the
+//!   thread's run of its size class, known at compile time;
+//! - with *capture* (the default), every other allocation on the thread that
+//!   the runtime has a size class for (up to 4 KiB) comes from the runs too:
+//!   [`set_capture`]`(`[`Capture::Boxes`]`)`, or the environment variable
+//!   `BATCH_ALLOC_CAPTURE=boxes`, limits scopes to annotated `Box::new`s.
+//!
+//! An `.await` inside an annotated loop closes the scope before it and
+//! opens one after, on whichever thread the future then runs; annotated
+//! `async fn`s stay `Send`. A scope never serves another thread.
 //! Evaluation and drop order, a loop's value, labels, `break`, `continue`,
 //! `return`, `?` and panics behave as written. The generated code names only
-//! this crate's hidden paths, uses hygienic locals and contains no `unsafe`,
-//! so it compiles under `#![forbid(unsafe_code)]`.
+//! this crate's hidden paths, uses hygienic locals and contains no
+//! `unsafe`, so it compiles under `#![forbid(unsafe_code)]`.
 //!
-//! # What is batched, and what is not
+//! `#[batch_alloc(boxes)]` keeps the per-site form: each `Box::new` inside a
+//! loop takes its slot from a batch of its own, declared outside the loop
+//! and sized by its trip count, and nothing else changes. When the attribute
+//! finds nothing to rewrite, the compiler warns at the function's name and
+//! says why; `#[batch_alloc(quiet)]` silences it.
 //!
-//! The attribute works on syntax, and leaves these `Box::new` calls as
-//! written (so they make plain boxes):
+//! # What a scope serves, and what it leaves
 //!
-//! | left as written | why |
+//! | left to the inner allocator | why |
 //! |---|---|
-//! | inside a closure or an `async` block | it may run after the loop, on another thread, or never (a loop *inside* the closure is batched) |
-//! | inside a macro call: `vec![Box::new(x)]` | the attribute cannot know what a macro does with its tokens; write `let b = Box::new(x);` first |
-//! | as a value: `.map(Box::new)` | the call happens inside `map`, not in this function's loop |
-//! | outside any loop, or in a `for` loop's head | a batch would be one box long |
-//! | in a nested `fn`, `impl` or `mod` | not part of this function: annotate it separately |
-//! | `<Box<T>>::new`, a renamed `Box` import | only `Box::new`, `std::boxed::Box::new`, `alloc::boxed::Box::new` (with or without a leading `::` and `::<T>`) are recognised |
+//! | larger than 4 KiB, or aligned past a page | no size class serves it |
+//! | on another thread | a scope serves its own thread only |
+//! | before the outermost annotated loop starts, or after it ends | no scope is open |
+//! | anything but annotated `Box::new`s, under [`Capture::Boxes`] | capture is off |
+//! | everything, where [`BatchAlloc`] is not the global allocator | nothing could free the slots |
 //!
-//! And at run time, the runtime hands out a plain `Box::new` box instead of
-//! a slot when:
-//!
-//! | case | why |
-//! |---|---|
-//! | `T` is zero-sized, aligned past a page (8 KiB), or larger than 4 KiB | no size class serves it |
-//! | a batch hinted at 1 or 2 boxes; the first 2 boxes of a batch with no hint | a refill costs about two boxes from the system allocator |
-//! | [`BatchAlloc`] is not the global allocator | the slots could not be freed |
-//! | the runtime's address range could not be reserved (a small `ulimit -v`) | no spans to cut |
-//!
-//! Only boxes are batched: the `String`s and `Vec`s a loop builds still go to
-//! the inner allocator one by one.
+//! The attribute works on syntax: a `Box::new` inside a macro call
+//! (`vec![Box::new(x)]`) or passed as a value (`.map(Box::new)`) is not
+//! rewritten, though a capturing scope still serves its allocation. A
+//! thread's runs stay with it between scopes and go back when it exits;
+//! empty spans past a 32 MiB pool go back to the operating system after
+//! 100 ms unused, or at once on [`trim()`].
 //!
 //! # `BatchAlloc` over another allocator
 //!
@@ -159,13 +166,16 @@
 //! process ([`set_default_growth`]). [`size_classes`] lists the slot sizes,
 //! and [`limits`] the constants the runtime is built with.
 //!
-//! # Seeing what happened: `stats()`
+//! # Seeing what happened: `stats()` and `report()`
 //!
-//! [`stats()`] returns a [`Stats`] snapshot of the whole process: boxes
-//! handed out from batches, refills, slots still owned by boxes, and the
-//! span memory held and cached. It walks every span, so call it for
-//! diagnostics and tests, not in a hot loop; with other threads quiet and
-//! their batches dropped, every field is exact.
+//! [`stats()`] returns a [`Stats`] snapshot of the whole process:
+//! allocations served from scopes, boxes handed out from batches, refills,
+//! slots still owned by allocations, and the span memory held and cached. It
+//! walks every span, so call it for diagnostics and tests, not in a hot
+//! loop; with other threads quiet and their batches dropped, every field is
+//! exact. With the `report` feature, [`report()`] says, per annotated loop
+//! and per rewritten `Box::new`, what happened and why an allocation was
+//! plain.
 //!
 //! ```
 //! use batch_alloc::{Batch, BatchAlloc};
@@ -188,9 +198,9 @@
 //! assert_eq!(batch_alloc::stats().live_slots, before.live_slots);
 //! ```
 //!
-//! If `batched_boxes` does not move, the boxes were plain: the attribute
-//! found nothing to rewrite, the loops were too short, the type is not
-//! batched, or `BatchAlloc` is not installed (see the tables above).
+//! If neither `scoped_allocations` nor `batched_boxes` moves, nothing was
+//! served: the loops were not annotated, the type is not batched, or
+//! `BatchAlloc` is not installed (see the table above, and [`report()`]).
 //!
 //! # The `serde` feature
 //!
@@ -259,6 +269,12 @@ pub use report::report;
 
 /// Not public API: the paths code generated by `#[batch_alloc]` names.
 #[doc(hidden)]
+///
+/// The functions that take the user's value are `#[inline(always)]` only
+/// where debug assertions are off (optimised builds, in practice): in an
+/// unoptimised build an always-inlined callee's locals join its caller's
+/// frame, once per call site, and a recursive parser with many `Box::new`s
+/// then needed about twice the stack.
 pub mod __private {
     pub use crate::report::{Site, SiteKind};
     pub use batch_alloc_rt::{scope_on_this_thread, RawBatch, Scope};
@@ -283,7 +299,8 @@ pub mod __private {
 
     /// What `#[batch_alloc]` turns `Box::new(value)` into, counted at
     /// `site` (see [`boxed`]).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn boxed_at<T, F>(site: &'static Site, new: F, value: T) -> Box<T>
     where
         F: FnOnce(T) -> Box<T>,
@@ -313,7 +330,8 @@ pub mod __private {
 
     /// What `#[batch_alloc(boxes)]` turns `Box::new(value)` into, counted at
     /// `site` (see [`alloc`]).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn alloc_at<T, F>(site: &'static Site, batch: &mut RawBatch, new: F, value: T) -> Box<T>
     where
         F: FnOnce(T) -> Box<T>,
@@ -348,7 +366,8 @@ pub mod __private {
     /// open batch scope's run of `T`'s class, or `Box::new(value)`.
     ///
     /// `new` is the user's own `Box::new` path, as for [`alloc`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn boxed<T, F>(new: F, value: T) -> Box<T>
     where
         F: FnOnce(T) -> Box<T>,
@@ -366,7 +385,8 @@ pub mod __private {
     /// never a silent change of type. (The return type is `Box<T>` itself,
     /// not a type inferred from `new`, so that an expected type such as
     /// `Box<dyn Fn(&str)>` still flows into a closure's signature.)
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn alloc<T, F>(batch: &mut RawBatch, new: F, value: T) -> Box<T>
     where
         F: FnOnce(T) -> Box<T>,

@@ -119,10 +119,13 @@ impl Site {
         AT_EXIT.call_once(|| {
             batch_alloc_rt::at_exit(print_at_exit);
         });
-        SITES
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(self);
+        // The list's growth is the report's own allocation, not the loop's.
+        batch_alloc_rt::outside_scope(|| {
+            SITES
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push(self);
+        });
     }
 }
 

@@ -512,9 +512,6 @@ async fn awaits_in_a_macro(n: u64) -> u64 {
 }
 
 #[test]
-#[ignore = "bug: an `.await` inside a macro invocation in an annotated loop (`same!(f.await)`, \
-            `assert_eq!(f.await, x)`, `select!`) is not suspended: the thread's scope stays \
-            open after the poll returns Pending"]
 fn an_await_inside_a_macro_suspends_the_scope() {
     counted(|| {
         let pool = Pool::new(2);

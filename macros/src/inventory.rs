@@ -4,7 +4,7 @@
 
 use proc_macro2::{TokenStream, TokenTree};
 use syn::visit::{self, Visit};
-use syn::{Block, Expr, ExprConst, Item, Macro};
+use syn::{Block, Expr, ExprConst, ExprRepeat, GenericArgument, Item, Macro};
 
 use crate::args::Mode;
 use crate::box_new::{is_box_new, is_box_new_path};
@@ -129,6 +129,15 @@ impl<'ast> Visit<'ast> for Counter {
 
     fn visit_expr_const(&mut self, _: &'ast ExprConst) {
         // `const` blocks run at compile time.
+    }
+
+    fn visit_expr_repeat(&mut self, repeat: &'ast ExprRepeat) {
+        // An array's length is a constant.
+        self.visit_expr(&repeat.expr);
+    }
+
+    fn visit_generic_argument(&mut self, _: &'ast GenericArgument) {
+        // Types or constants.
     }
 
     fn visit_macro(&mut self, mac: &'ast Macro) {

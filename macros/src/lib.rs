@@ -89,7 +89,12 @@ use proc_macro::TokenStream;
 ///   the future is suspended, and the future stays `Send`.
 ///
 /// Closures and `async` blocks are bodies of their own: their loops get
-/// their own guards (they may run after the loop, elsewhere, or never).
+/// their own guards (they may run after the loop, elsewhere, or never). A
+/// loop whose body awaits inside a macro invocation (`assert_eq!(f.await,
+/// x)`, `select!`) gets no guard at all, since the attribute cannot close
+/// the scope around an await it cannot see; its `Box::new`s still use a
+/// scope a caller opened. Loops in constant positions (an array's length, a
+/// const generic argument) run at compile time and are left alone.
 /// Nested items are not part of the function and are left alone; so are
 /// macro invocations (`vec![Box::new(x)]`: the attribute cannot know what a
 /// macro makes of its tokens; the allocation is still captured, as an

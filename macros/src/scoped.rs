@@ -27,7 +27,10 @@ use std::mem;
 use proc_macro2::{Ident, Span};
 use quote::quote_spanned;
 use syn::visit_mut::{self, VisitMut};
-use syn::{Expr, ExprAwait, ExprCall, ExprConst, ExprPath, Item, Macro, Pat, Path, Stmt, Type};
+use syn::{
+    Expr, ExprAwait, ExprCall, ExprConst, ExprPath, ExprRepeat, GenericArgument, Item, Macro, Pat,
+    Path, Stmt, Type,
+};
 
 use crate::box_new::is_box_new;
 use crate::emit::{block, private_path, site, take_attrs, Names};
@@ -120,7 +123,9 @@ impl VisitMut for Body<'_> {
                     *expr = boxed_call(call);
                 }
             }
-            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) if self.guard.is_none() => {
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_)
+                if self.guard.is_none() && !awaits_in_macros(expr) =>
+            {
                 self.guard_nest(expr)
             }
             Expr::Await(_) if self.guard.is_some() => {
@@ -151,6 +156,16 @@ impl VisitMut for Body<'_> {
         // Do not recurse into `const` blocks: they run at compile time.
     }
 
+    fn visit_expr_repeat_mut(&mut self, repeat: &mut ExprRepeat) {
+        // An array's length is a constant: a loop there runs at compile
+        // time, where a scope guard cannot.
+        self.visit_expr_mut(&mut repeat.expr);
+    }
+
+    fn visit_generic_argument_mut(&mut self, _: &mut GenericArgument) {
+        // Generic arguments are types or constants: nothing that runs.
+    }
+
     fn visit_type_mut(&mut self, _: &mut Type) {
         // Types hold no code that runs.
     }
@@ -158,6 +173,38 @@ impl VisitMut for Body<'_> {
     fn visit_pat_mut(&mut self, _: &mut Pat) {
         // Patterns hold no code that runs.
     }
+}
+
+/// Whether a loop's body holds an `.await` the attribute cannot rewrite:
+/// one inside a macro invocation (`assert_eq!(f.await, x)`, `select!`),
+/// outside the closures and `async` blocks the loop runs. Such a nest gets
+/// no guard (its `Box::new`s still take slots from a scope a caller
+/// opened): a guard could not close the scope before that await, and a
+/// scope must not stay open while the future is suspended.
+fn awaits_in_macros(looped: &Expr) -> bool {
+    struct Finder(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match expr {
+                Expr::Closure(_) | Expr::Async(_) => {}
+                _ => syn::visit::visit_expr(self, expr),
+            }
+        }
+        fn visit_item(&mut self, _: &'ast Item) {}
+        fn visit_macro(&mut self, mac: &'ast Macro) {
+            self.0 |= has_await(mac.tokens.clone());
+        }
+    }
+    fn has_await(tokens: proc_macro2::TokenStream) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => ident == "await",
+            proc_macro2::TokenTree::Group(group) => has_await(group.stream()),
+            _ => false,
+        })
+    }
+    let mut finder = Finder(false);
+    syn::visit::Visit::visit_expr(&mut finder, looped);
+    finder.0
 }
 
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten

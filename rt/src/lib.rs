@@ -80,8 +80,8 @@ pub use global::no_panic_proof;
 pub use growth::{default_growth, set_default_growth, Growth};
 pub use region::trim;
 pub use scope::{
-    at_exit, batchable, boxed, capture, scope_on_this_thread, set_capture, try_boxed, Capture,
-    Scope,
+    at_exit, batchable, boxed, capture, outside_scope, scope_on_this_thread, set_capture,
+    try_boxed, Capture, Scope,
 };
 pub use stats::{stats, Stats};
 

@@ -162,7 +162,8 @@ pub(crate) unsafe fn on_handout(slot: *mut u8) {
 ///   cleared ([`on_handout`]).
 /// - `BatchAlloc` is the global allocator, so that the box's drop frees the
 ///   slot into its span.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn box_in_slot<T>(slot: core::ptr::NonNull<u8>, value: T) -> Box<T> {
     let slot = slot.cast::<T>().as_ptr();
     // SAFETY: the slot fits and aligns `T` and nobody else uses it.

@@ -18,7 +18,9 @@ use core::sync::atomic::{AtomicBool, AtomicUsize};
 
 use crate::class::{class_of, NO_CLASS};
 use crate::global::is_active;
-use crate::heap::{self, disabled_scope, ready_scope, CAPTURING, DISABLED, OPEN, READY};
+use crate::heap::{
+    self, disabled_scope, ready_scope, ScopeState, CAPTURING, DISABLED, OPEN, READY,
+};
 use crate::link::box_in_slot;
 use crate::runs::alloc_in_scope;
 use crate::sync::Ordering;
@@ -208,6 +210,24 @@ impl Drop for Scope {
     }
 }
 
+/// Runs `f` with this thread's scope, if one is open, set aside: what `f`
+/// allocates goes to the inner allocator and is not counted as scoped. For
+/// the crate's own bookkeeping inside a user's loop (the per-site report);
+/// not public API.
+#[doc(hidden)]
+pub fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(ScopeState);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            heap::set_scope_state(self.0);
+        }
+    }
+    let state = heap::scope_state();
+    let _restore = Restore(state);
+    heap::set_scope_state(state.map_addr(|a| a & !(OPEN | CAPTURING)));
+    f()
+}
+
 /// Whether a batch scope is open on this thread, and whether it captures:
 /// `None`, `Some(false)` or `Some(true)`. For tests and diagnostics; not
 /// public API.
@@ -221,7 +241,8 @@ pub fn scope_on_this_thread() -> Option<bool> {
 /// open, `T` is not batched or there is no memory: what [`boxed`] does, for
 /// the per-site report. Not public API.
 #[doc(hidden)]
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn try_boxed<T>(value: T) -> Result<Box<T>, T> {
     let state = heap::scope_state();
     let class = const { class_of::<T>() };
@@ -245,7 +266,8 @@ pub const fn batchable<T>() -> bool {
 /// a slot of `T`'s class from the open scope's run, or `Box::new` when no
 /// scope is open or `T` is not batched. Not public API.
 #[doc(hidden)]
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn boxed<T>(value: T) -> Box<T> {
     let state = heap::scope_state();
     let class = const { class_of::<T>() };

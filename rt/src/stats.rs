@@ -64,7 +64,9 @@ pub fn stats() -> Stats {
     });
     Stats {
         batched_boxes,
-        scoped_allocations: run_slots.wrapping_sub(unused_in_runs),
+        // Saturating: a thread refilling or exiting meanwhile can make the
+        // two readings disagree for a moment.
+        scoped_allocations: run_slots.saturating_sub(unused_in_runs),
         reserve_calls,
         live_slots: out_of_spans.saturating_sub(unused_in_runs + in_outboxes),
         span_bytes: span_bytes() as u64,
