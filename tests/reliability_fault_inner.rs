@@ -313,3 +313,114 @@ fn where_the_inner_allocator_must_serve_failure_aborts_like_box_new() {
         }
     }
 }
+
+/// The capture variants: the inner allocator fails while a capturing
+/// scope is open.
+mod capture_on {
+    use super::*;
+
+    use batch_alloc::limits::MAX_SMALL_SIZE;
+    use reliability_common::{
+        assert_back_at, assert_captured, assert_disjoint, assert_live, capture_on, slice_range,
+        Captured, Patterned, Scope,
+    };
+
+    /// While the inner allocator fails, a capturing scope keeps serving what it
+    /// has a class for (strings, buffers, plain boxes, a vector growing through
+    /// the classes) from spans: the runtime's own memory. A layout with no
+    /// class still goes to the inner allocator and fails cleanly where the
+    /// caller can take an error; and once the scope closes, allocations fail
+    /// again.
+    #[test]
+    fn a_capturing_scope_keeps_serving_while_the_inner_allocator_fails() {
+        const N: u64 = 2_000;
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let before = capture_on();
+        thread::spawn(move || {
+            // Made while allocation works: the vector, and this thread's heap
+            // (a scope opened once).
+            let mut kept: Vec<(Captured, u64)> = Vec::with_capacity(N as usize);
+            let mut warm = Scope::new();
+            warm.enter();
+            drop(warm);
+            let failed_before = FAILED.load(Relaxed);
+
+            let failing = Failing::after(0);
+            assert!(!plain_alloc_works(16), "the inner allocator fails");
+            let mut grown: Vec<u8> = Vec::new();
+            let mut scope = Scope::new();
+            for id in 0..N {
+                scope.enter();
+                kept.push((Captured::make(id as usize, id), id));
+                grown.push(id as u8);
+            }
+            assert!(
+                plain_alloc_works(16),
+                "a capturing scope serves while the inner allocator fails"
+            );
+            // Past the largest class: the inner allocator's, which fails.
+            let at = grown.as_ptr();
+            assert!(grown.try_reserve_exact(MAX_SMALL_SIZE).is_err());
+            assert_eq!(grown.as_ptr(), at, "the vector stays where it was");
+            drop(scope);
+            assert!(
+                !plain_alloc_works(16),
+                "with the scope closed, allocation fails again"
+            );
+            drop(failing);
+
+            assert!(FAILED.load(Relaxed) - failed_before >= 3);
+            assert!(plain_alloc_works(16), "healed");
+            assert!(grown.iter().enumerate().all(|(i, &b)| b == i as u8));
+            assert_live(&kept);
+            let mut ranges: Vec<_> = kept.iter().map(|(object, _)| object.range()).collect();
+            ranges.push(slice_range(&grown));
+            assert_disjoint(&mut ranges);
+        })
+        .join()
+        .unwrap();
+        let after = stats();
+        assert_captured(&before, &after, N);
+        assert_back_at(&before, &after);
+    }
+
+    /// In a capturing scope, with the inner allocator failing: a box of a class
+    /// is served, one with no class (5,000 bytes) aborts as `Box::new` does.
+    fn child_in_a_capturing_scope() {
+        let mut warm = Scope::new();
+        warm.enter();
+        drop(warm);
+        say(b"child: armed\n");
+        let _failing = Failing::after(0);
+        let mut scope = Scope::new();
+        for _ in 0..1 {
+            scope.enter();
+            black_box(Box::new([7u8; 40]));
+            say(b"child: captured while failing\n");
+            black_box(Box::new([5u8; 5000]));
+        }
+        say(b"child: survived (unexpected)\n");
+    }
+
+    #[test]
+    fn in_a_capturing_scope_a_layout_with_no_class_fails_like_box_new() {
+        if child_role().is_some() {
+            child_in_a_capturing_scope();
+            return;
+        }
+        let test = "capture_on::in_a_capturing_scope_a_layout_with_no_class_fails_like_box_new";
+        let output = run_child(test, "captured", None);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let what = describe(&output);
+        let served = stderr.find("captured while failing").expect(&what);
+        let failed = stderr
+            .find("memory allocation of 5000 bytes failed")
+            .expect(&what);
+        assert!(served < failed && !stderr.contains("survived"), "{what}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(output.status.signal(), Some(SIGABRT), "{what}");
+        }
+    }
+}

@@ -202,3 +202,92 @@ fn without_its_address_range_the_runtime_boxes_plainly() {
         result_line(&control_out),
     );
 }
+
+/// The capture variant: without its address range, no scope opens, and
+/// code that would be captured runs on plain allocations with the same
+/// results.
+mod capture_on {
+    use super::*;
+
+    use batch_alloc::__private::scope_on_this_thread;
+    use reliability_common::{capture_on, Captured, Scope};
+
+    const TEST: &str = "capture_on::without_its_address_range_no_scope_opens";
+
+    /// A loop under a scope entered every iteration, making plain boxes,
+    /// byte buffers and strings, freed on another thread. Returns a
+    /// checksum of what it made and whether a scope was open in the loop.
+    fn workload() -> (u64, bool) {
+        let mut opened = false;
+        let mut made = Vec::new();
+        let mut scope = Scope::new();
+        for id in 0..20_000u64 {
+            scope.enter();
+            opened |= scope_on_this_thread() == Some(true);
+            made.push((Captured::make(id as usize, id), id));
+        }
+        drop(scope);
+        let sum = made
+            .iter()
+            .fold(0u64, |s, (object, _)| s.rotate_left(5) ^ object.checksum());
+        thread::spawn(move || {
+            for (object, id) in made {
+                object.check_and_free(id);
+            }
+        })
+        .join()
+        .unwrap();
+        (sum, opened)
+    }
+
+    fn child() {
+        let active = is_active();
+        let before = capture_on();
+        let (checksum, opened) = workload();
+        let after = stats();
+        println!(
+            "RESULT active={active} opened={opened} scoped={} live={} spans={} \
+             checksum={checksum:#x}",
+            after.scoped_allocations - before.scoped_allocations,
+            after.live_slots,
+            after.span_bytes,
+        );
+    }
+
+    #[test]
+    fn without_its_address_range_no_scope_opens() {
+        if child_role().is_some() {
+            child();
+            return;
+        }
+        let control = run_child(TEST, "capture", None);
+        assert!(control.status.success(), "{}", describe(&control));
+        let control_out = String::from_utf8_lossy(&control.stdout);
+        assert_eq!(field(&control_out, "opened"), "true");
+        assert_ne!(
+            field(&control_out, "scoped"),
+            "0",
+            "unlimited, the scope captures"
+        );
+
+        let limited = run_child(TEST, "capture", Some(LIMIT_KIB));
+        let what = describe(&limited);
+        assert!(limited.status.success(), "{what}");
+        let out = String::from_utf8_lossy(&limited.stdout);
+        assert_eq!(field(&out, "active"), "true", "{what}");
+        assert_eq!(field(&out, "opened"), "false", "{what}");
+        for key in ["scoped", "live", "spans"] {
+            assert_eq!(field(&out, key), "0", "{key}: {what}");
+        }
+        assert_eq!(
+            field(&out, "checksum"),
+            field(&control_out, "checksum"),
+            "same results as the unlimited run"
+        );
+        println!(
+            "region fault, capture on: under ulimit -v {LIMIT_KIB}: {}\nunlimited: {}",
+            result_line(&out),
+            result_line(&control_out),
+        );
+    }
+}

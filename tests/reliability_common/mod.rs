@@ -23,6 +23,11 @@ pub use child::*;
 #[allow(unused_imports)]
 pub use rng::Rng;
 
+// The capture variants' objects and checks.
+mod captured;
+#[allow(unused_imports)]
+pub use captured::*;
+
 /// The seed of a seeded test: `RELIABILITY_SEED` if set, else `default`.
 pub fn seed(default: u64) -> u64 {
     std::env::var("RELIABILITY_SEED")

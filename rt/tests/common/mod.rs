@@ -1,7 +1,7 @@
 //! Shared by the runtime's integration tests: boxes of three sizes that carry
 //! a fill pattern, checked when they are freed; the checks on live objects
 //! and statistics (`check.rs`); re-running a test in a child process
-//! (`child.rs`).
+//! (`child.rs`); driving and observing batch scopes (`scope.rs`).
 
 #![allow(dead_code)]
 
@@ -10,6 +10,7 @@ use batch_alloc_rt::Batch;
 mod check;
 mod child;
 mod rng;
+mod scope;
 
 // Not every test binary that shares this module uses all of these.
 #[allow(unused_imports)]
@@ -18,6 +19,8 @@ pub use check::*;
 pub use child::*;
 #[allow(unused_imports)]
 pub use rng::Rng;
+#[allow(unused_imports)]
+pub use scope::*;
 
 /// A box of one of three sizes, filled with a pattern derived from its id.
 pub enum Filled {

@@ -1,0 +1,137 @@
+//! For the scope and capture tests (`scopes.rs`, `capture.rs`): an inner
+//! allocator that counts the blocks it serves on each thread, so a test
+//! can tell an allocation a scope captured from one the inner allocator
+//! served; the one lock under which a test reads process-wide statistics
+//! or changes the process-wide capture setting; and a scope opened as
+//! `#[batch_alloc]` opens one.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::{Mutex, MutexGuard};
+
+use batch_alloc_rt::{capture, set_capture, stats, Capture, Scope, Stats};
+
+/// The system allocator, counting the blocks it hands out (`alloc`,
+/// `alloc_zeroed`, `realloc`) on each thread.
+pub struct Counting;
+
+thread_local! {
+    // `const`, no destructor: safe to touch on the allocator path at any
+    // point of a thread's life.
+    static INNER_CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    let _ = INNER_CALLS.try_with(|calls| calls.set(calls.get() + 1));
+}
+
+/// Blocks the inner allocator has handed out on this thread so far.
+pub fn inner_calls() -> u64 {
+    INNER_CALLS.with(Cell::get)
+}
+
+/// Runs `f` and returns its result with the number of blocks the inner
+/// allocator handed out on this thread meanwhile: 0 when every allocation
+/// `f` made was captured (or it made none).
+pub fn inner_calls_in<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    let before = inner_calls();
+    let r = f();
+    (r, inner_calls() - before)
+}
+
+// SAFETY: forwards every call to `System` unchanged; counting touches only
+// a thread-local with no destructor and never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Held by a test that reads statistics (process-wide) or depends on the
+/// capture setting (process-wide too): one such test at a time. It sets the
+/// capture setting for the test and puts back the previous one when
+/// dropped, also when the test panics.
+pub struct Serial {
+    previous: Capture,
+    _lock: MutexGuard<'static, ()>,
+}
+
+/// Waits for the other tests of the binary, then sets `capture`.
+pub fn serial(capture_now: Capture) -> Serial {
+    // A test that failed while holding the lock poisons it; the others
+    // still run, and report their own results.
+    let lock = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let previous = capture();
+    set_capture(capture_now);
+    Serial {
+        previous,
+        _lock: lock,
+    }
+}
+
+impl Drop for Serial {
+    fn drop(&mut self) {
+        set_capture(self.previous);
+    }
+}
+
+/// Runs `f` under a scope guard, as `#[batch_alloc]` expands a loop: the
+/// guard, entered before the loop, opens this thread's scope (or joins the
+/// one open), and its drop, when the loop ends, closes what it opened.
+pub fn in_scope<R>(f: impl FnOnce() -> R) -> R {
+    let mut scope = Scope::new();
+    scope.enter();
+    let out = f();
+    drop(scope);
+    out
+}
+
+/// Runs `f` on a new thread and joins it: once it returns, the thread's
+/// heap has retired, its runs' unused slots are back, and every span it
+/// emptied is released.
+pub fn on_fresh_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::spawn(f).join().expect("the thread ran")
+}
+
+/// Allocations served from scope runs since `before`.
+pub fn scoped_since(before: &Stats) -> u64 {
+    stats().scoped_allocations - before.scoped_allocations
+}
+
+/// Slots out now, less those out at `before`.
+pub fn live_since(before: &Stats) -> i64 {
+    stats().live_slots as i64 - before.live_slots as i64
+}
+
+/// Runs `f`, which panics and catches its own panics, with the panic hook
+/// silenced. The hook's message would go to the test harness's captured
+/// output, a buffer that outlives the test, grown from inside the scope:
+/// a slot a test would count as leaked.
+pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    r.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}

@@ -1,0 +1,31 @@
+//! Without `BatchAlloc` as the global allocator, a scope guard opens
+//! nothing and `boxed` is `Box::new`: a library annotated with
+//! `#[batch_alloc]` runs as written in a program that does not install it.
+
+use batch_alloc_rt::{boxed, is_active, scope_on_this_thread, stats, Scope};
+
+#[test]
+fn scopes_open_nothing_and_boxed_is_box_new() {
+    assert!(!is_active());
+    let mut scope = Scope::new();
+    let mut boxes = Vec::new();
+    for i in 0..100u64 {
+        scope.enter();
+        assert_eq!(scope_on_this_thread(), None);
+        boxes.push(boxed([i; 4]));
+        boxes.push(Box::new([i + 1; 4]));
+    }
+    scope.suspend();
+    scope.resume();
+    drop(scope);
+    for (i, b) in boxes.iter().enumerate() {
+        assert_eq!(**b, [(i / 2 + i % 2) as u64; 4]);
+    }
+    // Freed on another thread, by the system allocator.
+    std::thread::spawn(move || drop(boxes)).join().unwrap();
+    let s = stats();
+    assert_eq!(
+        (s.scoped_allocations, s.live_slots, s.span_bytes),
+        (0, 0, 0)
+    );
+}
