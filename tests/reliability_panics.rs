@@ -1,6 +1,8 @@
 //! Panics and reallocation of batched boxes: a `Drop` that panics while a
-//! batched loop's boxes are dropped, a panic in the middle of
-//! `#[batch_alloc]` loops (caught, or ending the thread), and a batched
+//! batched loop's boxes are dropped, a panic in the middle of annotated
+//! loops (caught, or ending the thread), in the per-site form
+//! `#[batch_alloc(boxes)]`, whose batches give their unused slots back as
+//! they unwind, and in the default form, whose scope closes, and a batched
 //! `Box` turned into a `Vec` with `Vec::from_raw_parts` and grown or shrunk
 //! (realloc of a slot: in place within its class, else moved out). In every
 //! case each slot must be freed exactly once: `stats()` counts the slots
@@ -20,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+use batch_alloc::__private::scope_on_this_thread;
 use batch_alloc::{batch_alloc, is_active, stats, Batch, BatchAlloc, Stats};
 use reliability_common::{
     assert_back_at, assert_boxes_disjoint, assert_disjoint, box_range, check_words, class_of, fill,
@@ -85,7 +88,7 @@ impl Drop for Bomb {
     }
 }
 
-#[batch_alloc]
+#[batch_alloc(boxes)]
 fn bombs(n: u64, armed: u64) -> Vec<Box<Bomb>> {
     let mut out = Vec::with_capacity(n as usize);
     for id in 0..n {
@@ -116,7 +119,7 @@ fn a_drop_that_panics_while_batched_boxes_are_dropped() {
 
 /// Boxes bombs in a loop, keeping one in ten and dropping the others as it
 /// goes; the armed bomb's drop panics in the middle of the loop.
-#[batch_alloc]
+#[batch_alloc(boxes)]
 fn drop_as_you_go(n: u64, armed: u64, kept: &mut Vec<Box<Bomb>>) {
     for id in 0..n {
         let b = Box::new(Bomb::new(id, id == armed));
@@ -151,7 +154,7 @@ fn a_drop_that_panics_inside_a_batched_loop() {
 // ---- a panic in the middle of a batched loop ----
 
 /// Boxes one filled record per item and panics at the first `u64::MAX`.
-#[batch_alloc]
+#[batch_alloc(boxes)]
 fn parse_until_bad(items: &[u64], out: &mut Vec<Box<[u64; 8]>>) {
     for &item in items {
         if item == u64::MAX {
@@ -163,7 +166,7 @@ fn parse_until_bad(items: &[u64], out: &mut Vec<Box<[u64; 8]>>) {
 
 /// Rows of cells, boxed in nested loops; a bad cell panics in the inner
 /// loop, whose batch lives outside the outer one.
-#[batch_alloc]
+#[batch_alloc(boxes)]
 fn parse_rows(rows: &[Vec<u64>], cells: &mut Vec<Box<[u64; 4]>>, heads: &mut Vec<Box<[u64; 2]>>) {
     for row in rows {
         heads.push(Box::new(fill(row[0])));
@@ -224,7 +227,7 @@ fn a_panic_in_the_middle_of_a_batched_loop_gives_the_slots_back() {
     result.unwrap();
 }
 
-#[batch_alloc]
+#[batch_alloc(boxes)]
 fn share_until_bad(items: &[u64], shared: &Mutex<Vec<Box<[u64; 8]>>>) {
     for &item in items {
         if item == u64::MAX {
@@ -260,6 +263,180 @@ fn a_thread_killed_by_a_panic_mid_loop_leaves_its_boxes_valid() {
     assert_boxes_disjoint(&boxes);
     drop(boxes);
     // The last free reclaimed the abandoned span.
+    assert_back_at(&before, &stats());
+}
+
+// ---- the same panics under batch scopes ----
+
+/// The loops above in the default form: their allocations come from the
+/// thread's scope, which must close however the loop ends.
+mod scoped {
+    use super::*;
+
+    #[batch_alloc]
+    pub fn drop_as_you_go(n: u64, armed: u64, kept: &mut Vec<Box<Bomb>>) {
+        for id in 0..n {
+            let b = Box::new(Bomb::new(id, id == armed));
+            if id % 10 == 0 {
+                kept.push(b);
+            } else {
+                drop(b);
+            }
+        }
+    }
+
+    #[batch_alloc]
+    pub fn parse_rows(
+        rows: &[Vec<u64>],
+        cells: &mut Vec<Box<[u64; 4]>>,
+        heads: &mut Vec<Box<[u64; 2]>>,
+    ) {
+        for row in rows {
+            heads.push(Box::new(fill(row[0])));
+            for &cell in &row[1..] {
+                if cell == u64::MAX {
+                    panic!("bad cell");
+                }
+                cells.push(Box::new(fill(cell)));
+            }
+        }
+    }
+
+    #[batch_alloc]
+    pub fn share_until_bad(items: &[u64], shared: &Mutex<Vec<Box<[u64; 8]>>>) {
+        for &item in items {
+            if item == u64::MAX {
+                panic!("the thread dies");
+            }
+            let b = Box::new(fill(item));
+            shared.lock().unwrap().push(b);
+        }
+    }
+}
+
+/// Allocations served by a scope since `before`.
+fn scoped_since(before: Stats) -> u64 {
+    stats().scoped_allocations - before.scoped_allocations
+}
+
+/// Runs `f` with the panic message silenced. The default hook writes the
+/// message (and a backtrace, with `RUST_BACKTRACE`) while the scope is
+/// still open, so its buffers would be captured and kept by the test
+/// harness's output capture and std's backtrace caches, and counted as
+/// slots still out.
+fn silenced<R>(f: impl FnOnce() -> R) -> R {
+    let _serial = HOOK.lock().unwrap_or_else(|e| e.into_inner());
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// The panic hook is the process's: one change at a time.
+static HOOK: Mutex<()> = Mutex::new(());
+
+#[test]
+fn a_drop_that_panics_inside_a_scoped_loop_closes_the_scope() {
+    let (result, _) = leak_checked(|before| {
+        let mut kept = Vec::new();
+        let run = silenced(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                scoped::drop_as_you_go(1_000, 733, &mut kept)
+            }))
+        });
+        assert!(run.is_err());
+        assert_eq!(
+            scope_on_this_thread(),
+            None,
+            "the scope closed while unwinding"
+        );
+        assert_eq!(kept.len(), 74);
+        assert!(scoped_since(before) >= 734, "every box came from the scope");
+        for b in &kept {
+            check_words(&b.words, b.id);
+        }
+        assert_boxes_disjoint(&kept);
+        // Outside the scope again: a box is the inner allocator's.
+        let served = stats().scoped_allocations;
+        let outside = Box::new(Bomb::new(1, false));
+        assert_eq!(stats().scoped_allocations, served);
+        drop(outside);
+        drop(kept);
+        // The panic's payload (its message) was made in the scope too.
+        drop(run);
+        assert_eq!(since(before).0, 0, "every slot freed");
+    });
+    result.unwrap();
+}
+
+#[test]
+fn a_panic_in_a_nested_scoped_loop_closes_the_scope() {
+    let (result, _) = leak_checked(|before| {
+        let rows: Vec<Vec<u64>> = (0..50u64)
+            .map(|r| (0..40).map(|c| r * 1_000 + c).collect())
+            .collect();
+        let mut bad = rows.clone();
+        bad[37][20] = u64::MAX;
+        let (mut cells, mut heads) = (Vec::new(), Vec::new());
+        let run = silenced(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                scoped::parse_rows(&bad, &mut cells, &mut heads)
+            }))
+        });
+        assert!(run.is_err());
+        assert_eq!(
+            scope_on_this_thread(),
+            None,
+            "the scope closed while unwinding"
+        );
+        assert_eq!((heads.len(), cells.len()), (38, 37 * 39 + 19));
+        assert!(scoped_since(before) >= (heads.len() + cells.len()) as u64);
+        for (i, b) in heads.iter().enumerate() {
+            check_words(&b[..], i as u64 * 1_000);
+        }
+        for (i, b) in cells.iter().enumerate() {
+            let (row, col) = (i / 39, i % 39 + 1);
+            check_words(&b[..], (row * 1_000 + col) as u64);
+        }
+        let mut ranges: Vec<_> = heads.iter().map(box_range).collect();
+        ranges.extend(cells.iter().map(box_range));
+        assert_disjoint(&mut ranges);
+        // The same loop runs again on the thread, from a fresh scope.
+        let (mut cells2, mut heads2) = (Vec::new(), Vec::new());
+        scoped::parse_rows(&rows, &mut cells2, &mut heads2);
+        assert_eq!((heads2.len(), cells2.len()), (50, 50 * 39));
+    });
+    result.unwrap();
+}
+
+#[test]
+fn a_thread_killed_mid_scoped_loop_leaves_its_allocations_valid() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = stats();
+    let shared = Arc::new(Mutex::new(Vec::new()));
+    let in_thread = shared.clone();
+    let result = silenced(|| {
+        thread::spawn(move || {
+            let mut items: Vec<u64> = (0..800).collect();
+            items[555] = u64::MAX;
+            scoped::share_until_bad(&items, &in_thread);
+        })
+        .join()
+    });
+    // The payload (the panic's message) was made in the scope too.
+    assert!(result.is_err(), "the thread panicked");
+    drop(result);
+    let boxes = std::mem::take(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()));
+    assert_eq!(boxes.len(), 555);
+    assert!(scoped_since(before) >= 555);
+    for (id, b) in boxes.iter().enumerate() {
+        check_words(&b[..], id as u64);
+    }
+    assert_boxes_disjoint(&boxes);
+    // The dead thread's runs went back at its exit; its spans are
+    // abandoned with these boxes in them, and the last free reclaims them.
+    drop(boxes);
     assert_back_at(&before, &stats());
 }
 

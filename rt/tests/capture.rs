@@ -234,8 +234,6 @@ fn a_vector_grows_through_the_classes_out_of_the_region_and_back_into_it() {
 }
 
 #[test]
-#[ignore = "bug: realloc of a block of the inner allocator ignores an open capturing scope; \
-            it stays in the inner allocator even when the new size has a class"]
 fn a_vector_shrunk_or_grown_back_into_the_classes_returns_to_a_slot() {
     let _serial = serial(Capture::All);
     on_fresh_thread(|| {
