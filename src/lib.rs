@@ -120,7 +120,8 @@
 //! rewritten, though a capturing scope still serves its allocation. A
 //! thread's runs stay with it between scopes and go back when it exits;
 //! empty spans past a 32 MiB pool go back to the operating system after
-//! 100 ms unused, or at once on [`trim()`].
+//! 100 ms unused. [`trim()`] gives back the calling thread's runs and every
+//! cached frame at once.
 //!
 //! # `BatchAlloc` over another allocator
 //!

@@ -16,7 +16,7 @@ use core::ptr;
 use crate::class::NUM_CLASSES;
 use crate::os;
 use crate::outbox;
-use crate::queues::{drain_mailbox, give_back, release};
+use crate::queues::{drain_mailbox, give_back, release, release_empty_spans};
 use crate::record::claim_record;
 use crate::region::{self, frame_base};
 use crate::remote;
@@ -148,6 +148,45 @@ fn init_current() -> Option<&'static HeapRecord> {
     let record = claim_record()?;
     CURRENT.set(record as *const HeapRecord as *mut HeapRecord);
     Some(record)
+}
+
+// ---- trim ----
+
+/// Gives memory back now: what the calling thread's heap holds and nothing
+/// uses (its runs' unused slots, its empty spans), then the memory of every
+/// empty frame, the resident pool's included. Frees nothing that is in use.
+///
+/// Memory goes back on its own anyway (empty frames past a resident pool of
+/// 32 MiB after 100 ms unused, a thread's runs and spans when it exits);
+/// `trim` is for a long-lived thread about to go idle after a burst. Other
+/// threads' runs and spans stay theirs. Inside a batch scope it leaves the
+/// thread's runs alone.
+pub fn trim() {
+    trim_current();
+    region::decommit_cached();
+}
+
+/// Hands back what this thread's heap holds and nothing uses: the chains in
+/// its outbox, its runs' unused slots (the runs start small again), and its
+/// empty spans. Nothing while a scope is open on the thread (its runs are
+/// in use) or when the thread has no heap.
+pub(crate) fn trim_current() {
+    let heap = current();
+    if heap == NO_HEAP || is_open(scope_state()) {
+        return;
+    }
+    // SAFETY: records are never freed, and this one is this thread's.
+    let record = unsafe { &*heap };
+    outbox::send_all(record);
+    give_back_runs(record);
+    for run in &record.runs {
+        run.want.store(0, Ordering::Relaxed);
+    }
+    // SAFETY: this thread owns the record; no other reference to its state
+    // is live.
+    let local = unsafe { record.local() };
+    drain_mailbox(record, local);
+    release_empty_spans(local);
 }
 
 // ---- thread exit ----

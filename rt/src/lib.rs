@@ -84,7 +84,7 @@ pub use global::{is_active, BatchAlloc};
 #[doc(hidden)]
 pub use global::no_panic_proof;
 pub use growth::{default_growth, set_default_growth, Growth};
-pub use region::trim;
+pub use heap::trim;
 pub use scope::{
     at_exit, batchable, boxed, capture, outside_scope, scope_on_this_thread, set_capture,
     try_boxed, Capture, Scope,

@@ -183,6 +183,25 @@ pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
     }
 }
 
+/// Releases every span of this heap that has no slot out, the heads of
+/// the avail queues included (which [`span_emptied`] keeps for the next
+/// refill): for `trim`. Owner only, with the mailbox drained.
+pub(crate) fn release_empty_spans(local: &mut HeapLocal) {
+    for class in 0..local.queues.len() {
+        let mut next = local.queues[class].avail;
+        while let Some(frame) = linked_frame(next) {
+            let span = region::span(frame);
+            // SAFETY: the span belongs to this heap; no local reference is
+            // live.
+            next = unsafe { span.local().next };
+            if span.used() == 0 {
+                // SAFETY: owned, empty; `next` was read before the unlink.
+                unsafe { release_if_idle(local, frame, span) };
+            }
+        }
+    }
+}
+
 /// Releases an empty span unless it is in the mailbox, which must be drained
 /// first; the drain looks at it again.
 ///

@@ -10,7 +10,7 @@
 //! chunks as the high-water mark grows and recycled through lock-free
 //! stacks of empty frames: up to [`POOL_RESIDENT_FRAMES`] stay resident for
 //! good, the rest for [`DECAY_MILLIS`] without reuse before their memory goes
-//! back to the OS (or at once, on [`trim`]).
+//! back to the OS (or at once, on [`trim`](crate::trim)).
 
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, AtomicUsize};
@@ -366,7 +366,7 @@ fn decay(now: u32, everything: bool) -> bool {
 
 /// Gives the memory of every empty frame back to the OS now, the resident
 /// pool's included. Frees nothing that is in use.
-pub fn trim() {
+pub(crate) fn decommit_cached() {
     if STATE.load(Ordering::Acquire) != READY {
         return;
     }
