@@ -320,3 +320,13 @@ pub mod batched {
 
     deserializers!(#[batch_alloc]);
 }
+
+/// The same deserializers under `#[batch_alloc(boxes)]`, the per-site
+/// form: the real-programs table's third twin (the demonstration runs the
+/// two above).
+#[allow(dead_code)]
+pub mod per_site {
+    use batch_alloc::batch_alloc;
+
+    deserializers!(#[batch_alloc(boxes)]);
+}
