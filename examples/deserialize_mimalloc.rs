@@ -1,7 +1,9 @@
 //! `examples/deserialize.rs` with mimalloc under `BatchAlloc` instead of the
 //! system allocator: same code, same options. A global allocator is chosen
-//! at compile time, hence a second binary; `cargo run --release --example
-//! deserialize -- --allocator mimalloc` builds and runs this one.
+//! at compile time, hence a second binary. The demonstration runs it as a
+//! child process for its "#[batch_alloc], BatchAlloc<MiMalloc>" row, and
+//! `cargo run --release --example deserialize -- --allocator mimalloc`
+//! makes it the main process (both build it first).
 //!
 //! ```text
 //! cargo run --release --example deserialize_mimalloc
