@@ -30,7 +30,8 @@
 //! allocator; `--allocator mimalloc` makes `examples/deserialize_mimalloc.rs`
 //! the main process and compares its versions with plain mimalloc.
 //!
-//! Files: `deserialize/model.rs` (the types), `deserialize/visitors.rs`
+//! Files: `deserialize/demo.rs` (the modules below, the same in each
+//! build), `deserialize/model.rs` (the types), `deserialize/visitors.rs`
 //! (the code under test), `deserialize/generate.rs` (the input),
 //! `deserialize/run.rs` (options, timing, memory, the table),
 //! `deserialize/builds.rs` (the builds with other allocators, as child
@@ -46,22 +47,10 @@ use batch_alloc::BatchAlloc;
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-// The argument reader; `run::main` has modes of its own instead of `cli::main`.
-#[allow(dead_code)]
-#[path = "shared/cli.rs"]
-mod cli;
-#[path = "deserialize/generate.rs"]
-pub mod generate;
-#[path = "deserialize/model.rs"]
-pub mod model;
-#[path = "deserialize/run.rs"]
-pub mod run;
-#[path = "shared/timing.rs"]
-pub mod timing;
-#[path = "shared/versions.rs"]
-pub mod versions;
-#[path = "deserialize/visitors.rs"]
-pub mod visitors;
+// The modules, the same in every build.
+#[path = "deserialize/demo.rs"]
+mod demo;
+pub use demo::*;
 
 fn main() -> std::process::ExitCode {
     run::main(run::Allocator::System)

@@ -17,22 +17,10 @@ use mimalloc::MiMalloc;
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
 
-// The argument reader; `run::main` has modes of its own instead of `cli::main`.
-#[allow(dead_code)]
-#[path = "shared/cli.rs"]
-mod cli;
-#[path = "deserialize/generate.rs"]
-pub mod generate;
-#[path = "deserialize/model.rs"]
-pub mod model;
-#[path = "deserialize/run.rs"]
-pub mod run;
-#[path = "shared/timing.rs"]
-pub mod timing;
-#[path = "shared/versions.rs"]
-pub mod versions;
-#[path = "deserialize/visitors.rs"]
-pub mod visitors;
+// The modules, the same in every build.
+#[path = "deserialize/demo.rs"]
+mod demo;
+pub use demo::*;
 
 fn main() -> std::process::ExitCode {
     run::main(run::Allocator::PlainMimalloc)
