@@ -526,13 +526,15 @@ pub fn main(allocator: Allocator) -> ExitCode {
             path,
         } => serve(workload, variant, &path),
         Invocation::Run(options) => {
-            let wanted = options.allocator.unwrap_or(Allocator::System);
+            let wanted = options.allocator.unwrap_or(allocator);
             // The builds this run needs: the one that will be the main
             // process, and those it runs as children.
-            let mut needed: Vec<Allocator> = wanted.setups().iter().map(|s| s.allocator).collect();
-            needed.push(wanted);
-            needed.retain(|&a| a != allocator);
-            needed.dedup();
+            let mut needed = Vec::new();
+            for other in wanted.setups().iter().map(|s| s.allocator).chain([wanted]) {
+                if other != allocator && !needed.contains(&other) {
+                    needed.push(other);
+                }
+            }
             build(&needed);
             match wanted == allocator {
                 true => run(allocator, &options),
