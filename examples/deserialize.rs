@@ -9,27 +9,34 @@
 //! ```
 //!
 //! It generates a customer export (nested objects, arrays, optional
-//! fields; 100,000 records by default, about 65 MB) and deserializes it
+//! fields; 30,000 records by default, about 33 MB) and deserializes it
 //! through the visitors of `deserialize/visitors.rs`, once as written and
 //! once with `#[batch_alloc]` on their `visit_seq` and `visit_map` methods,
-//! into types that hold `Vec<Box<Record>>` and boxed children; then, the
-//! same text into a document tree that boxes every value. It checks that
-//! both versions give equal results and prints, for each: parse and drop
-//! time (medians of alternating runs), the boxes made, how many of them
-//! batches served, and the peak resident memory of a fresh process that
-//! parses once.
+//! into types that hold `Vec<Box<Record>>` and boxed children. It does so
+//! under glibc, in this process (`BatchAlloc<System>`, below), and under
+//! mimalloc, in two child processes: `examples/deserialize_plain_mimalloc.rs`
+//! (the code as written on plain mimalloc, what switching allocators gives)
+//! and `examples/deserialize_mimalloc.rs` (`#[batch_alloc]` on
+//! `BatchAlloc<MiMalloc>`), both built first when run through cargo. It
+//! checks that every version gives the same result and prints, for each:
+//! parse and drop time (medians of runs in rotation), the allocations
+//! batch-alloc served, the peak resident memory of a fresh process that
+//! parses once, and the speed-ups over the code as written on glibc.
 //!
-//! `--input FILE` runs the document tree on your own JSON file instead.
+//! `--input FILE` deserializes your own JSON file into a document tree that
+//! boxes every value instead.
 //!
-//! The allocator `BatchAlloc` wraps is chosen at compile time, by the
-//! `#[global_allocator]` below; `--allocator mimalloc` runs
-//! `examples/deserialize_mimalloc.rs`, the same program with mimalloc
-//! underneath.
+//! A global allocator is chosen at compile time, hence one binary per
+//! allocator; `--allocator mimalloc` makes `examples/deserialize_mimalloc.rs`
+//! the main process and compares its versions with plain mimalloc.
 //!
-//! Files: `deserialize/model.rs` (the types), `deserialize/visitors.rs`
+//! Files: `deserialize/demo.rs` (the modules below, the same in each
+//! build), `deserialize/model.rs` (the types), `deserialize/visitors.rs`
 //! (the code under test), `deserialize/generate.rs` (the input),
 //! `deserialize/run.rs` (options, timing, memory, the table),
-//! `shared/timing.rs` (the clock and the table, shared by the examples).
+//! `deserialize/builds.rs` (the builds with other allocators, as child
+//! processes), `shared/timing.rs` and `shared/versions.rs` (the clock, the
+//! runs in rotation and the table, shared by the examples).
 
 #![forbid(unsafe_code)]
 // The types box what they hold, which is the point of the example.
@@ -40,22 +47,10 @@ use batch_alloc::BatchAlloc;
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-// The argument reader; `run::main` has modes of its own instead of `cli::main`.
-#[allow(dead_code)]
-#[path = "shared/cli.rs"]
-mod cli;
-#[path = "deserialize/generate.rs"]
-pub mod generate;
-#[path = "deserialize/model.rs"]
-pub mod model;
-#[path = "deserialize/run.rs"]
-pub mod run;
-#[path = "shared/timing.rs"]
-pub mod timing;
-#[path = "shared/versions.rs"]
-pub mod versions;
-#[path = "deserialize/visitors.rs"]
-pub mod visitors;
+// The modules, the same in every build.
+#[path = "deserialize/demo.rs"]
+mod demo;
+pub use demo::*;
 
 fn main() -> std::process::ExitCode {
     run::main(run::Allocator::System)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures the real-programs table and writes docs/programs.md.
 
-    benches/suite/programs.sh                      # full: 5 rounds of 3 runs per process, callgrind (about 18 minutes on 2 cores: 6 of rounds, 12 of callgrind; plus the build)
+    benches/suite/programs.sh                      # full: 5 rounds of 3 runs per process, callgrind (about 10 minutes on 2 cores: 2 of rounds, 7 of callgrind, on a quiet machine; plus the build)
     benches/suite/programs.sh --quick              # 2 rounds of 2 runs, no callgrind (about 1 minute, plus the build)
     benches/suite/programs.sh --programs expr,stmt --allocators system,batch_system
     benches/suite/programs.sh --report-only docs/programs.json   # rewrite the page from a run
@@ -9,10 +9,14 @@
 Every program of benches/suite/real.rs (the deserialize demonstration's
 records and document tree, the expression parser, the linked list,
 binary-trees, the statement parser), each compiled from one source as
-written (`plain`) and under `#[batch_alloc]` (`attr`), runs in each of the
-five suite binaries: plain glibc, mimalloc and jemalloc, and
-BatchAlloc<System> and BatchAlloc<MiMalloc>. A cell is one (program,
-allocator, variant).
+written (`plain`), under `#[batch_alloc]` (`attr`) and under
+`#[batch_alloc(boxes)]` (`per_site`), runs in each of the five suite
+binaries: plain glibc, mimalloc and jemalloc, and BatchAlloc<System> and
+BatchAlloc<MiMalloc>. A fourth variant, `scoped_boxes`, is the `attr` twin
+in a process that calls `set_capture(Capture::Boxes)` first. A cell is one
+(program, allocator, variant); the variants that differ from `attr` only
+where BatchAlloc is installed (`program list` names them: scoped_boxes,
+per_site) run in the two wrapped binaries only.
 
 1. Build once: `cargo bench -p batch-alloc-benches --no-run` of the suite
    binaries (the bench profile: release).
@@ -68,15 +72,30 @@ def catalogue(path):
     return json.loads(out.strip().splitlines()[-1])
 
 
+# The cells' environment: capture is the variant's to choose, not the caller's.
+ENV = {k: v for k, v in os.environ.items() if k != "BATCH_ALLOC_CAPTURE"}
+
+
 def run_cell(path, program, variant, reps, size):
     cmd = [path, "program", program, variant, str(reps), str(size)]
-    proc = subprocess.run(cmd, text=True, capture_output=True, cwd=ROOT)
+    proc = subprocess.run(cmd, text=True, capture_output=True, cwd=ROOT, env=ENV)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def rounds(paths, programs, binaries, variants, cfg):
+def pairs(binaries, variants, wrapped_only):
+    """The (binary, variant) cells of a program: the wrapped-only variants
+    in the wrapped binaries alone."""
+    return [(b, v) for b in binaries for v in variants
+            if v not in wrapped_only or wrapped(b)]
+
+
+def wrapped(binary):
+    return binary.startswith("batch_")
+
+
+def rounds(paths, programs, binaries, variants, wrapped_only, cfg):
     """{program: {binary: {variant: [row per round]}}}; each row is the
     JSON line of one process."""
     cells = {p["name"]: {b: {v: [] for v in variants} for b in binaries} for p in programs}
@@ -84,7 +103,7 @@ def rounds(paths, programs, binaries, variants, cfg):
         started = time.time()
         k = r % len(programs)
         for p in programs[k:] + programs[:k]:
-            order = [(b, v) for b in binaries for v in variants]
+            order = pairs(binaries, variants, wrapped_only)
             random.Random(f"{r}:{p['name']}").shuffle(order)
             for b, v in order:
                 row = run_cell(paths[b], p["name"], v, cfg["reps"], p["size"])
@@ -97,7 +116,8 @@ def rounds(paths, programs, binaries, variants, cfg):
 
 def check(cells):
     """Every cell of a program computes the same value and builds the same
-    boxes; BatchAlloc is active exactly in the wrapped binaries."""
+    boxes; BatchAlloc is active exactly in the wrapped binaries; scopes
+    capture everything except in the scoped_boxes cells."""
     problems = []
     for program, by_binary in cells.items():
         seen = {}
@@ -105,15 +125,18 @@ def check(cells):
             for v, rows in by_variant.items():
                 for row in rows:
                     seen.setdefault((row["check"], row["boxes"]), []).append(f"{b}/{v}")
-                    if row["batch_active"] != b.startswith("batch_"):
+                    if row["batch_active"] != wrapped(b):
                         problems.append(f"{program} {b}: BatchAlloc active = {row['batch_active']}")
+                    capture = "Boxes" if v == "scoped_boxes" else "All"
+                    if row.get("capture", capture) != capture:
+                        problems.append(f"{program} {b}/{v}: capture {row['capture']}")
         if len(seen) > 1:
             problems.append(f"{program}: cells disagree: {seen}")
     if problems:
         sys.exit("programs.py: " + "; ".join(problems))
 
 
-def callgrind(paths, programs, binaries, variants):
+def callgrind(paths, programs, binaries, variants, wrapped_only):
     """{program: {binary: {"baseline": n, variant: n}}}: instructions of
     one run, by difference with a process that makes no run."""
     if not shutil.which("valgrind"):
@@ -124,16 +147,17 @@ def callgrind(paths, programs, binaries, variants):
         started = time.time()
         for b in binaries:
             counts = {}
-            for v, reps in [(variants[0], 0)] + [(v, 1) for v in variants]:
+            mine = [v for _, v in pairs([b], variants, wrapped_only)]
+            for v, reps in [(variants[0], 0)] + [(v, 1) for v in mine]:
                 cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                        paths[b], "program", p["name"], v, str(reps), str(p["size"])]
-                proc = subprocess.run(cmd, text=True, capture_output=True, cwd=ROOT)
+                proc = subprocess.run(cmd, text=True, capture_output=True, cwd=ROOT, env=ENV)
                 if proc.returncode != 0:
                     raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
                 total = int(proc.stderr.split("Collected : ")[1].split()[0])
                 counts["baseline" if reps == 0 else v] = total
             out.setdefault(p["name"], {})[b] = {
-                v: counts[v] - counts["baseline"] for v in variants}
+                v: counts[v] - counts["baseline"] for v in mine}
             out[p["name"]][b]["baseline"] = counts["baseline"]
         log(f"callgrind {p['name']}: done in {time.time() - started:.0f} s")
     return out
@@ -202,6 +226,7 @@ def main():
     built = time.time()
     known = catalogue(paths[binaries[0]])
     variants = pick(args.variants, known["variants"], "variants")
+    wrapped_only = [v for v in known.get("wrapped_only", []) if v in variants]
     names = pick(args.programs, [p["name"] for p in known["programs"]], "programs")
     programs = [dict(p) for p in known["programs"] if p["name"] in names]
     sizes = dict(s.split("=", 1) for s in args.size)
@@ -227,17 +252,18 @@ def main():
         "binaries": {},
         "programs": programs,
         "variants": variants,
+        "wrapped_only": wrapped_only,
     }
     for b in binaries:
         info = subprocess.run([paths[b], "info"], check=True, text=True,
                               stdout=subprocess.PIPE, cwd=ROOT).stdout
         results["binaries"][b] = json.loads(info.strip().splitlines()[-1])
 
-    results["cells"] = rounds(paths, programs, binaries, variants, cfg)
+    results["cells"] = rounds(paths, programs, binaries, variants, wrapped_only, cfg)
     check(results["cells"])
     measured = time.time()
     if cfg["callgrind"]:
-        results["callgrind"] = callgrind(paths, programs, binaries, variants)
+        results["callgrind"] = callgrind(paths, programs, binaries, variants, wrapped_only)
     results["load_end"] = suite.loadavg()
     results["seconds"] = {"build": round(built - started), "rounds": round(measured - built),
                           "callgrind": round(time.time() - measured)}

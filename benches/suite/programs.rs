@@ -1,6 +1,8 @@
-//! Real programs, each built twice from one source by [`twins!`]: as
-//! written (`plain`) and under `#[batch_alloc]` (`attr`), so that the two
-//! differ by the attribute alone. Every binary runs both, so each program
+//! Real programs, each built from one source by [`twins!`]: as written
+//! (`plain`) and under `#[batch_alloc]` (`attr`), so that the two differ by
+//! the attribute alone, and under `#[batch_alloc(boxes)]` (`per_site`, for
+//! the real-programs table of `real.rs`; the criterion benches here run the
+//! first two). Every binary runs both, so each program
 //! has a figure for each allocator with and without the attribute (without
 //! `BatchAlloc` installed, the attribute's boxes are plain boxes).
 //!
@@ -31,9 +33,10 @@ use serde::Deserialize;
 
 use super::Binary;
 
-/// Emits the items twice: in `plain` as written, in `attr` under
-/// `#[batch_alloc]`. Types (which the attribute does not take) go in a
-/// leading `types { .. }` and are emitted in both, unannotated.
+/// Emits the items three times: in `plain` as written, in `attr` under
+/// `#[batch_alloc]`, in `per_site` under `#[batch_alloc(boxes)]`. Types
+/// (which the attribute does not take) go in a leading `types { .. }` and
+/// are emitted in each, unannotated.
 macro_rules! twins {
     (types { $($ty:item)* } $($item:item)*) => {
         pub mod plain {
@@ -47,6 +50,14 @@ macro_rules! twins {
             use super::*;
             $($ty)*
             $(#[batch_alloc::batch_alloc(quiet)] $item)*
+        }
+        // Only binary-trees runs it (in the real-programs table).
+        #[allow(dead_code)]
+        pub mod per_site {
+            #[allow(unused_imports)]
+            use super::*;
+            $($ty)*
+            $(#[batch_alloc::batch_alloc(boxes, quiet)] $item)*
         }
     };
     ($($item:item)*) => {

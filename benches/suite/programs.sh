@@ -2,7 +2,7 @@
 # Measures the real-programs table and writes docs/programs.md and the
 # README's programs section.
 #
-#   benches/suite/programs.sh            # full: 5 rounds of 3 runs per process, callgrind (about 18 minutes on 2 cores: 6 of rounds, 12 of callgrind; plus the build)
+#   benches/suite/programs.sh            # full: 5 rounds of 3 runs per process, callgrind (about 10 minutes on 2 cores: 2 of rounds, 7 of callgrind, on a quiet machine; plus the build)
 #   benches/suite/programs.sh --quick    # 2 rounds of 2 runs, no callgrind (about 1 minute, plus the build)
 #   benches/suite/programs.sh --programs expr,stmt --allocators system,batch_system --quick
 #   benches/suite/programs.sh --report-only docs/programs.json   # rewrite the page

@@ -28,9 +28,19 @@ ALLOCATOR = {
 }
 # What each wrapped binary wraps: the allocator its figures are compared with.
 INNER = {"batch_system": "system", "batch_mimalloc": "mimalloc"}
+WRAPPED = ["batch_system", "batch_mimalloc"]
+# The allocators a user could switch to instead of annotating.
+SWITCH = ["mimalloc", "jemalloc"]
 VARIANT = {"plain": "as written", "attr": "`#[batch_alloc]`",
-           "boxes": "`#[batch_alloc(boxes)]`"}
+           "scoped_boxes": "`#[batch_alloc]`, `Capture::Boxes`",
+           "per_site": "`#[batch_alloc(boxes)]`"}
+# Short names for the main tables' headers (the legend above them explains).
+SHORT = {"plain": "as written", "attr": "`#[batch_alloc]`",
+         "scoped_boxes": "`Capture::Boxes`", "per_site": "`(boxes)`"}
 PLAIN = "plain"
+# The twin whose figures the targets and the README's first columns show:
+# the attribute as shipped (capturing scopes).
+DEFAULT = "attr"
 
 # Issue 12's targets, for annotated code: which programs each speaks of.
 DESERIALIZERS = ["records", "tree"]
@@ -38,7 +48,7 @@ PARSERS = ["expr", "stmt"]
 
 
 RUNNING = """\
-benches/suite/programs.sh            # full: 5 rounds of 3 runs per process, callgrind (about 18 minutes on 2 cores: 6 of rounds, 12 of callgrind; plus the build)
+benches/suite/programs.sh            # full: 5 rounds of 3 runs per process, callgrind (about 10 minutes on 2 cores: 2 of rounds, 7 of callgrind, on a quiet machine; plus the build)
 benches/suite/programs.sh --quick    # 2 rounds of 2 runs, no callgrind (about 1 minute, plus the build)
 benches/suite/programs.sh --programs expr,stmt --allocators system,mimalloc,batch_system --quick
 benches/suite/programs.sh --size stmt=1000000 --rounds 3 --skip-callgrind
@@ -56,7 +66,9 @@ class Run:
         self.programs = [p["name"] for p in results["programs"]]
         self.variants = results["variants"]
         self.annotated = [v for v in self.variants if v != PLAIN]
+        self.default = DEFAULT if DEFAULT in self.annotated else (self.annotated or [None])[0]
         self.binaries = list(results["binaries"])
+        self.wrapped = [b for b in WRAPPED if b in self.binaries]
 
     def each_cell(self):
         return [(p, b, v) for p in self.programs for b in self.binaries for v in self.variants]
@@ -88,16 +100,16 @@ class Run:
 
     def counters(self, p, b, v):
         """The runtime's counters per run (stats() after less before, over
-        the runs): boxes from batches, refills, and whatever it adds."""
+        the runs): allocations served from scopes, boxes from batches,
+        refills."""
         rows = self.rows(p, b, v)
         if not rows:
             return {}
         row = rows[0]
         reps = max(1, row["reps"])
-        keep = ("batched_boxes", "reserve_calls")
+        keep = ("scoped_allocations", "batched_boxes", "reserve_calls")
         return {k: (row["stats_after"][k] - row["stats_before"].get(k, 0)) / reps
-                for k in row["stats_after"]
-                if k in keep or "captur" in k}
+                for k in keep if k in row["stats_after"]}
 
     def boxes(self, p):
         for b in self.binaries:
@@ -127,6 +139,43 @@ class Run:
         a, b = of(p, *base), of(p, *new)
         return 100 * (b / a - 1) if a and b else None
 
+    def twins(self, b):
+        """The variants measured in binary `b`, in the run's order."""
+        return [v for v in self.variants if any(self.rows(p, b, v) for p in self.programs)]
+
+
+class Metric:
+    """One main table's measure: the baseline's absolute figure
+    (`value`, shown with `fmt_value`) and how `new` compares with `base`
+    (`ratio`: a speedup, fewer instructions, or a percentage of memory),
+    shown with `fmt_ratio`; `better` says which way is better (max or min)."""
+
+    def __init__(self, title, value, fmt_value, ratio, fmt_ratio, better, sign):
+        self.title, self.value, self.fmt_value = title, value, fmt_value
+        self.ratio, self.fmt_ratio, self.better, self.sign = ratio, fmt_ratio, better, sign
+
+
+def metrics(run):
+    """The three measures of the main tables, those the run has."""
+    out = [Metric("Time", run.time, fmt_ms,
+                  lambda p, base, new: (run.speedup(p, base, new) or (None,))[0],
+                  fmt_x, max, "×")]
+    if run.cg:
+        out.append(Metric("Instructions", run.instructions, fmt_mi, run.fewer, fmt_x, max, "÷"))
+    out.append(Metric("Peak resident memory", run.peak, fmt_mib,
+                      lambda p, base, new: run.more_pct(p, base, new, run.peak),
+                      fmt_pct, min, "%"))
+    return out
+
+
+def geomean(values, pct=False):
+    """The geometric mean of ratios (of 1 + x/100 for percentages)."""
+    known = [1 + x / 100 if pct else x for x in values if x is not None]
+    if not known or len(known) < len(values):
+        return None
+    g = statistics.geometric_mean(known)
+    return 100 * (g - 1) if pct else g
+
 
 def fmt_ms(ms):
     return "–" if ms is None else f"{ms:.1f} ms" if ms < 100 else f"{ms:.0f} ms"
@@ -153,53 +202,80 @@ def fmt_mib(kib):
     return "–" if kib is None else f"{kib / 1024:.1f} MiB"
 
 
-def name(p, v, run):
-    """A program's row label; the twin's name too where there are several."""
-    return p if len(run.annotated) == 1 else f"{p}, {VARIANT.get(v, v)}"
+def columns(run):
+    """The main tables' columns after the program's: (header, base cell,
+    cell, group), each cell (binary, variant); `group` gathers the twins of
+    one wrapper, among which the best is shown in bold."""
+    cols = [(f"{ALLOCATOR[b]}, as written", ("system", PLAIN), (b, PLAIN), None)
+            for b in SWITCH if b in run.binaries]
+    for b in run.wrapped:
+        base = (INNER[b], PLAIN)
+        against = "" if INNER[b] == "system" else f" (vs {ALLOCATOR[INNER[b]]})"
+        cols += [(f"{ALLOCATOR[b]}, {SHORT.get(v, v)}{against}", base, (b, v), b)
+                 for v in run.twins(b)]
+    return cols
 
 
-def comparison_table(run, v, value, ratio, fmt_value, sign):
-    """The annotated twin `v` on both wrappers against every allocator as
-    written: `value(p, binary, variant)` shown with `fmt_value`, and
-    `ratio(p, base, new)` (how many times better `new` is) after `sign`."""
-    twin = VARIANT.get(v, v)
-    header = ["program", "glibc, as written", f"{twin} on BatchAlloc&lt;System>",
-              f"{sign} vs glibc", f"{sign} vs mimalloc", f"{sign} vs jemalloc",
-              f"{twin} on BatchAlloc&lt;MiMalloc>", f"{sign} vs mimalloc",
-              f"{sign} vs as written, BatchAlloc&lt;System>",
-              f"{sign} vs as written, BatchAlloc&lt;MiMalloc>"]
+def main_table(run, metric):
+    """One row per program: the baseline's figure (glibc as written), then
+    every other allocator and twin against the allocator it stands in for
+    or wraps; a last row of geometric means over the programs."""
+    cols = columns(run)
+    header = ["program", "glibc, as written"] + [c[0] for c in cols]
+    pct = metric.sign == "%"
     rows = []
     for p in run.programs:
-        bs, bm = ("batch_system", v), ("batch_mimalloc", v)
-        rows.append([
-            name(p, v, run), fmt_value(value(p, "system", PLAIN)), fmt_value(value(p, *bs)),
-            fmt_x(ratio(p, ("system", PLAIN), bs)),
-            fmt_x(ratio(p, ("mimalloc", PLAIN), bs)),
-            fmt_x(ratio(p, ("jemalloc", PLAIN), bs)),
-            fmt_value(value(p, *bm)),
-            fmt_x(ratio(p, ("mimalloc", PLAIN), bm)),
-            fmt_x(ratio(p, ("batch_system", PLAIN), bs)),
-            fmt_x(ratio(p, ("batch_mimalloc", PLAIN), bm)),
-        ])
+        ratios = [metric.ratio(p, base, cell) for _, base, cell, _ in cols]
+        rows.append([p, metric.fmt_value(metric.value(p, "system", PLAIN))]
+                    + bold_best(ratios, cols, metric.better, metric.fmt_ratio))
+    means = [geomean([metric.ratio(p, base, cell) for p in run.programs], pct)
+             for _, base, cell, _ in cols]
+    rows.append(["*geometric mean*", ""] + bold_best(means, cols, metric.better, metric.fmt_ratio))
     return table(header, rows)
 
 
-def memory_table(run, v):
-    header = ["program", "input", "glibc, as written", f"BatchAlloc&lt;System>, {VARIANT.get(v, v)}",
-              "vs glibc", "mimalloc, as written", f"BatchAlloc&lt;MiMalloc>, {VARIANT.get(v, v)}",
-              "vs mimalloc", "jemalloc, as written"]
-    rows = []
+def bold_best(values, cols, better, fmt):
+    """`values` formatted, the best of each wrapper's group in bold (all
+    of them where they print the same)."""
+    out = [fmt(x) for x in values]
+    groups = {}
+    for i, (_, _, _, group) in enumerate(cols):
+        if group and values[i] is not None:
+            groups.setdefault(group, []).append(i)
+    for members in groups.values():
+        best = fmt(better(values[i] for i in members))
+        for i in members:
+            if out[i] == best and len(members) > 1:
+                out[i] = f"**{out[i]}**"
+    return out
+
+
+def choice_table(run, b):
+    """For wrapper `b`: each twin over every program, against the wrapped
+    allocator as written: geometric means, the worst program, and the
+    programs where it is the best twin by instructions."""
+    base = (INNER[b], PLAIN)
+    twins = run.twins(b)
+    ms = metrics(run)
+    header = ["twin"] + [f"{m.title.lower()}, geometric mean ({m.sign})" for m in ms] + [
+        "worst program" + (" (instructions)" if run.cg else " (time)"),
+        "best twin in" + (" (instructions)" if run.cg else " (time)")]
+    key = ms[1] if run.cg else ms[0]
+    best_in = {v: [] for v in twins}
     for p in run.programs:
-        bs, bm = ("batch_system", v), ("batch_mimalloc", v)
-        rows.append([
-            name(p, v, run), input_text(run, p),
-            fmt_mib(run.peak(p, "system", PLAIN)), fmt_mib(run.peak(p, *bs)),
-            fmt_pct(run.more_pct(p, ("system", PLAIN), bs, run.peak)),
-            fmt_mib(run.peak(p, "mimalloc", PLAIN)), fmt_mib(run.peak(p, *bm)),
-            fmt_pct(run.more_pct(p, ("mimalloc", PLAIN), bm, run.peak)),
-            fmt_mib(run.peak(p, "jemalloc", PLAIN)),
-        ])
-    return table(header, rows)
+        scores = {v: key.ratio(p, base, (b, v)) for v in twins}
+        known = {v: x for v, x in scores.items() if x is not None}
+        if known:
+            best_in[max(known, key=known.get)].append(p)
+    rows = []
+    for v in twins:
+        means = [m.fmt_ratio(geomean([m.ratio(p, base, (b, v)) for p in run.programs],
+                                     m.sign == "%")) for m in ms]
+        per = [(key.ratio(p, base, (b, v)), p) for p in run.programs]
+        known = [x for x in per if x[0] is not None]
+        worst = f"{min(known)[1]} {key.fmt_ratio(min(known)[0])}" if known else "–"
+        rows.append([VARIANT.get(v, v)] + means + [worst, ", ".join(best_in[v]) or "–"])
+    return table(header, rows, ["---"] + ["---:"] * (len(header) - 2) + ["---"])
 
 
 def input_text(run, p):
@@ -226,36 +302,38 @@ def wrapper_table(run):
 
 def detail_table(run, p):
     header = ["allocator", "variant", "time (median)", "range over rounds", "first run",
-              "instructions", "peak RSS", "RSS before the run", "from batches per run"]
+              "instructions", "peak RSS", "RSS before the run", "served by batch-alloc per run"]
     rows = []
-    boxes = run.boxes(p)
     for b in run.binaries:
         for v in run.variants:
             t = run.times(p, b, v)
             if not t:
                 continue
-            counters = run.counters(p, b, v)
-            batched = counters.get("batched_boxes")
-            extra = [f"{k} {c:,.0f}" for k, c in counters.items()
-                     if k not in ("batched_boxes", "reserve_calls")]
-            served = "–" if not batched else (
-                f"{batched:,.0f} boxes ({100 * batched / boxes:.0f}%), "
-                f"{counters.get('reserve_calls', 0):,.0f} refills")
             rows.append([ALLOCATOR[b], VARIANT.get(v, v), fmt_ms(statistics.median(t)),
                          f"{fmt_ms(min(t))} – {fmt_ms(max(t))}",
                          fmt_ms(statistics.median(run.first(p, b, v))),
                          fmt_mi(run.instructions(p, b, v)), fmt_mib(run.peak(p, b, v)),
-                         fmt_mib(run.rss_before(p, b, v)), "; ".join([served] + extra)])
+                         fmt_mib(run.rss_before(p, b, v)), served_text(run.counters(p, b, v))])
     return table(header, rows, ["---", "---"] + ["---:"] * (len(header) - 2))
 
 
+def served_text(counters):
+    """What batch-alloc served in one run: from scopes, from batches, and
+    the refills that made the runs and batches."""
+    scoped, batched = counters.get("scoped_allocations", 0), counters.get("batched_boxes", 0)
+    if not scoped and not batched:
+        return "–"
+    parts = [f"{scoped:,.0f} from scopes"] if scoped else []
+    parts += [f"{batched:,.0f} boxes from batches"] if batched else []
+    return ", ".join(parts) + f"; {counters.get('reserve_calls', 0):,.0f} refills"
+
+
 def targets(run):
-    """Issue 12's targets for the first annotated twin, each with its
-    figures and a verdict; rows of (target, measured, verdict, met by
-    every program)."""
-    if not run.annotated:
+    """Issue 12's targets for the default twin, each with its figures and
+    a verdict; rows of (target, measured, verdict, met by every program)."""
+    if not run.default:
         return []
-    v = run.annotated[0]
+    v = run.default
     bs, bm = ("batch_system", v), ("batch_mimalloc", v)
     out = []
 
@@ -350,15 +428,20 @@ def method(run):
         "cells compared with each other run seconds apart and none always follows the same "
         f"neighbour; {cfg['rounds']} rounds. *Time*: per round, the median of the process's runs "
         "(wall-clock time less the time the thread waited for a CPU, as the examples measure); "
-        "the tables give the median over rounds, ratios are of those medians, and the range in "
-        "brackets is the lowest and highest ratio within one round. *Instructions*: "
+        "the tables give the median over rounds and ratios are of those medians (the targets "
+        "add, in brackets, the lowest and highest ratio within one round). *Instructions*: "
         "`valgrind --tool=callgrind`, one run: the count of a process that makes one run less "
         "that of a process that only builds the input (all threads). *Peak RSS*: VmHWM after "
         "the first run, reset (`/proc/self/clear_refs`) once the input is built, so it counts "
         "the input held and the program's own peak; median over rounds. Every cell computes "
         "the same check value from what it built, and the driver refuses a run where they "
         "differ. Where `BatchAlloc` is not installed the attribute's boxes are plain "
-        "`Box::new` (the detail tables show what the annotation costs there).")
+        "`Box::new` (the detail tables show what the annotation costs there). The "
+        "`scoped_boxes` process calls `batch_alloc::set_capture(Capture::Boxes)` before it "
+        "builds its input; the driver takes `BATCH_ALLOC_CAPTURE` out of every cell's "
+        "environment and refuses a run where a cell's capture (`batch_alloc::capture()`, in "
+        "its JSON line) is not its variant's. `scoped_boxes` and `per_site` run in the "
+        "wrapped binaries only.")
 
 
 def write(results, doc):
@@ -393,35 +476,68 @@ def write(results, doc):
         w("")
     w("The question: a user with a real program, who can annotate it with `#[batch_alloc]` and "
       "install `BatchAlloc`, or switch the global allocator instead, which is faster, by how "
-      "much, at what memory? Each program is compiled from one source twice, as written and "
-      "annotated where its example annotates it, and runs under five global allocators. "
-      "Ratios (×) are speedups: above 1 the annotated program is faster than the one it is "
-      "compared with; (÷) is the same for instruction counts.")
+      "much, at what memory? And which form of the attribute should be the default? Each "
+      "program is compiled from one source three times (as written; with `#[batch_alloc]` "
+      "where its example puts it; with `#[batch_alloc(boxes)]` in the same places) and runs "
+      "under five global allocators. Under `BatchAlloc` that gives four ways to run it:")
     w("")
+    w(table(["twin", "what serves the program's allocations"], [
+        [VARIANT["plain"], "the wrapped allocator (the wrapper checks that no scope is open)"],
+        [VARIANT["attr"] + " (the default)", "while an annotated loop runs, the thread's batch "
+         "scope: the annotated `Box::new`s and every other allocation it can serve (capture)"],
+        [VARIANT["scoped_boxes"], "the same binary with "
+         "`batch_alloc::set_capture(Capture::Boxes)` at the start: scopes open, but serve "
+         "only the annotated `Box::new`s"],
+        [VARIANT["per_site"], "the per-site form: each `Box::new` in a loop from a batch of "
+         "its own, no scope; everything else to the wrapped allocator"],
+    ], ["---", "---"]))
+    w("")
+    w("Without `BatchAlloc` the last two are the `#[batch_alloc]` program again (no scope, "
+      "plain boxes), so they run in the two wrapped binaries only.")
+    w("")
+    if run.wrapped and len(run.annotated) > 1:
+        w("## Choosing the default (issue 12, point 5)")
+        w("")
+        w("Each twin over every program, against the allocator `BatchAlloc` wraps, as written "
+          "(× and ÷: times faster and times fewer instructions, above 1 better; %: peak RSS "
+          "more or less). *Best twin in*: the programs where it ran the fewest instructions "
+          "of the four." if run.cg else "Each twin over every program, against the allocator "
+          "`BatchAlloc` wraps, as written (× times faster; %: peak RSS). *Best twin in*: the "
+          "programs where it was the fastest of the four.")
+        w("")
+        for b in run.wrapped:
+            w(f"**{ALLOCATOR[b]}** (against {ALLOCATOR[INNER[b]]} as written):")
+            w("")
+            w(choice_table(run, b))
+            w("")
+    ms = metrics(run)
+    for m in ms:
+        w(f"## {m.title}")
+        w("")
+        if m is ms[0]:
+            w("One row per program; every figure compares a cell with what its user would "
+              "otherwise run: glibc as written for mimalloc, jemalloc and "
+              "BatchAlloc&lt;System>; mimalloc as written for BatchAlloc&lt;MiMalloc>, which "
+              "wraps it. Twins: as written, `#[batch_alloc]` (the default: capturing scopes), "
+              "`Capture::Boxes` (the same with capture off), `(boxes)` "
+              "(`#[batch_alloc(boxes)]`, per site). In bold, the best twin on each wrapper; "
+              "the last row is the geometric mean over the programs.")
+            w("")
+        w({"×": "Speedups (above 1: faster). Per-round ranges are under Every cell.",
+           "÷": "Times fewer instructions (above 1: fewer); one run, by callgrind.",
+           "%": "Peak RSS more (+) or less (−) than the baseline's; one run in a fresh "
+                "process, the input text included (its size: Method)."}[m.sign])
+        w("")
+        w(main_table(run, m))
+        w("")
     w("## Targets (issue 12)")
     w("")
     rows = targets(run)
     met = sum(r[3] for r in rows)
-    w(f"For `{run.annotated[0] if run.annotated else '–'}` (the first annotated twin). "
+    w(f"For `{run.default or '–'}` (the attribute's default form). "
       f"{met} of {len(rows)} targets met for every program.")
     w("")
     w(table(["target", "measured", "verdict"], [r[:3] for r in rows], ["---", "---", "---"]))
-    w("")
-    def per_twin(title, render):
-        for v in run.annotated:
-            w(f"## {title}" + (f" ({VARIANT.get(v, v)})" if len(run.annotated) > 1 else ""))
-            w("")
-            w(render(v))
-            w("")
-
-    per_twin("Time", lambda v: comparison_table(run, v, run.time, run.speedup, fmt_ms, "×"))
-    w("Ranges in brackets: the lowest and highest ratio of a single round.")
-    w("")
-    if results.get("callgrind"):
-        per_twin("Instructions", lambda v: comparison_table(run, v, run.instructions, run.fewer,
-                                                            fmt_mi, "÷"))
-    per_twin("Peak resident memory", lambda v: memory_table(run, v))
-    w("Peak RSS of one run in a fresh process, the input text included (the input column).")
     w("")
     w("## The wrapper alone: `BatchAlloc` under code as written")
     w("")
@@ -442,9 +558,10 @@ def write(results, doc):
         w(detail_table(run, p["name"]))
         w("")
     w("*First run*: the median over rounds of each process's first run (a fresh heap). "
-      "*RSS before the run*: resident memory once the input is built. *From batches*: boxes "
-      "served from batch slots per run and refills, from `batch_alloc::stats()` (and any "
-      "counter of captured allocations the runtime reports).")
+      "*RSS before the run*: resident memory once the input is built. *Served by "
+      "batch-alloc*: per run, from `batch_alloc::stats()`: allocations served from scopes "
+      "(`scoped_allocations`), boxes from batches (`batched_boxes`), and the refills that "
+      "made the scopes' runs and the batches (`reserve_calls`).")
     w("")
     w("## Method")
     w("")
@@ -453,9 +570,10 @@ def write(results, doc):
     w("Programs and sizes (`suite_system program list`; another size with "
       "`--size NAME=N`):")
     w("")
-    w(table(["program", "size", "what one run does"],
-            [[p["name"], f"{p['size']:,} {p['unit']}", p["about"]] for p in results["programs"]],
-            ["---", "---:", "---"]))
+    w(table(["program", "size", "input", "what one run does"],
+            [[p["name"], f"{p['size']:,} {p['unit']}", input_text(run, p["name"]), p["about"]]
+             for p in results["programs"]],
+            ["---", "---:", "---:", "---"]))
     w("")
     w("## Running it")
     w("")
@@ -464,11 +582,11 @@ def write(results, doc):
     w("```")
     w("")
     w("A cell by hand: `target/release/deps/suite_batch_system-* program stmt attr 3` prints "
-      "its JSON line; `program list` the programs, sizes and twins. The twins are "
-      "`benches/suite/real.rs`'s `Variant`: a third (say `#[batch_alloc(boxes)]`) is a variant "
-      "there, a module where each program's source writes out its twins, and an arm in each "
+      "its JSON line; `program list` the programs, sizes and variants. The variants are "
+      "`benches/suite/real.rs`'s `Variant`: another is a variant there, a module where each "
+      "program's source writes out its twins (if it is a twin of its own), and an arm in each "
       "program's `run`; the driver and this page take the list from `program list` and give "
-      "each annotated twin its own rows.")
+      "each its columns.")
     w("")
     w("## Machine and noise")
     w("")
@@ -504,8 +622,9 @@ def write_readme(results, path, doc):
     w(f"Whole programs, as written and annotated, under five global allocators, side by side in "
       f"one run (`benches/suite/programs.sh`, {results['mode']}, {results['config']['rounds']} "
       f"rounds, commit {results['machine']['git']}).{note} Speedups of the annotated program "
-      "(above 1: it is faster), time and, in brackets, instructions; the full table with "
-      f"ranges, memory and every cell: [{rel}]({rel}).")
+      "(above 1: it is faster), time and, in brackets, instructions; `Capture::Boxes` is the "
+      "same program with capture off, `(boxes)` the per-site form `#[batch_alloc(boxes)]`. "
+      f"The full tables with memory, every cell and the choice of the default: [{rel}]({rel}).")
     w("")
     rows = targets(run)
     w(f"Of issue 12's {len(rows)} targets for annotated programs, this run meets "
@@ -515,29 +634,30 @@ def write_readme(results, path, doc):
     if busy:
         w(busy)
         w("")
-    for v in run.annotated:
-        bs, bm = ("batch_system", v), ("batch_mimalloc", v)
-        header = ["program", "glibc, as written",
-                  f"{VARIANT.get(v, v)} + BatchAlloc&lt;System> vs glibc", "vs mimalloc",
-                  "vs jemalloc", f"{VARIANT.get(v, v)} + BatchAlloc&lt;MiMalloc> vs mimalloc",
-                  "vs as written, same BatchAlloc&lt;System>",
-                  "peak RSS vs glibc", "wrapper alone (instructions)"]
-        rows = []
-        for p in run.programs:
-            def both(base, new):
-                t, i = run.speedup(p, base, new), run.fewer(p, base, new)
-                return fmt_x(t, ranges=False) + (f" ({fmt_x(i)})" if i else "")
-            rows.append([
-                name(p, v, run), fmt_ms(run.time(p, "system", PLAIN)),
-                both(("system", PLAIN), bs), both(("mimalloc", PLAIN), bs),
-                both(("jemalloc", PLAIN), bs), both(("mimalloc", PLAIN), bm),
-                both(("batch_system", PLAIN), bs),
-                fmt_pct(run.more_pct(p, ("system", PLAIN), bs, run.peak)),
-                fmt_pct(run.more_pct(p, ("system", PLAIN), ("batch_system", PLAIN),
-                                     run.instructions)),
-            ])
-        w(table(header, rows))
-        w("")
+    v = run.default
+    bs, bm = ("batch_system", v), ("batch_mimalloc", v)
+    others = [o for o in run.twins("batch_system") if o not in (PLAIN, v)]
+    header = ["program", "glibc, as written",
+              f"{VARIANT.get(v, v)} + BatchAlloc&lt;System> vs glibc", "vs mimalloc",
+              "vs jemalloc", f"{VARIANT.get(v, v)} + BatchAlloc&lt;MiMalloc> vs mimalloc"] + [
+              f"{SHORT.get(o, o)} + BatchAlloc&lt;System> vs glibc" for o in others] + [
+              "peak RSS vs glibc", "wrapper alone (instructions)"]
+    rows = []
+    for p in run.programs:
+        def both(base, new):
+            t, i = run.speedup(p, base, new), run.fewer(p, base, new)
+            return fmt_x(t, ranges=False) + (f" ({fmt_x(i)})" if i else "")
+        rows.append([
+            p, fmt_ms(run.time(p, "system", PLAIN)),
+            both(("system", PLAIN), bs), both(("mimalloc", PLAIN), bs),
+            both(("jemalloc", PLAIN), bs), both(("mimalloc", PLAIN), bm)] + [
+            both(("system", PLAIN), ("batch_system", o)) for o in others] + [
+            fmt_pct(run.more_pct(p, ("system", PLAIN), bs, run.peak)),
+            fmt_pct(run.more_pct(p, ("system", PLAIN), ("batch_system", PLAIN),
+                                 run.instructions)),
+        ])
+    w(table(header, rows))
+    w("")
     splice(path, "\n".join(out).rstrip() + "\n", README_MARKERS)
 
 

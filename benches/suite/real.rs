@@ -2,8 +2,9 @@
 //! one source as written and annotated, every one run in a fresh process of
 //! every suite binary by `benches/suite/programs.py`.
 //!
-//! - `program list`: the programs, their default sizes and the variants,
-//!   as one JSON line (the driver's list comes from here).
+//! - `program list`: the programs, their default sizes and the variants
+//!   (and which of them only mean something where `BatchAlloc` is
+//!   installed), as one JSON line (the driver's list comes from here).
 //! - `program NAME VARIANT REPS [SIZE]`: builds NAME's input, then runs the
 //!   VARIANT twin REPS times (each run the program's whole work: build,
 //!   use, drop) and prints one JSON line: the time of each run, the peak
@@ -13,7 +14,11 @@
 //!   `REPS` 0 is one run's instructions, start-up and input left out.
 //!
 //! The programs are the examples', included by path, so the table measures
-//! the code the examples show, annotated as they annotate it:
+//! the code the examples show, annotated as they annotate it. Each source
+//! writes its code out three times: as written, under `#[batch_alloc]`
+//! and under `#[batch_alloc(boxes)]`; the variants are four (see
+//! [`Variant`]), so that the default of capture can be chosen by
+//! measurement over every program (issue 12, point 5):
 //!
 //! | name | source | one run |
 //! |---|---|---|
@@ -48,29 +53,53 @@ pub mod timing;
 
 use timing::Clock;
 
-/// Which twin of a program runs.
+/// Which twin of a program runs, and how.
 ///
-/// To add a twin (say `Boxes`, for `#[batch_alloc(boxes)]`): a variant
-/// here and in [`Variant::ALL`], its name in [`Variant::name`], its module
-/// in each program's source (one line where the source writes out its
-/// twins), and an arm in each program's `run` (the compiler lists them).
-/// The driver and the report take the list from `program list`.
+/// To add one: a variant here and in [`Variant::ALL`], its name in
+/// [`Variant::name`], its module in each program's source if it is a twin
+/// of its own (one line where the source writes out its twins), and an arm
+/// in each program's `run` (the compiler lists them). The driver and the
+/// report take the list from `program list`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     /// As written.
     Plain,
-    /// Under `#[batch_alloc]`, where the example puts it.
+    /// Under `#[batch_alloc]`, where the example puts it: batch scopes that
+    /// capture every allocation they can (the default).
     Attr,
+    /// The `Attr` twin in a process that called
+    /// `batch_alloc::set_capture(Capture::Boxes)` first: scopes open, but
+    /// serve only the annotated `Box::new`s.
+    ScopedBoxes,
+    /// Under `#[batch_alloc(boxes)]` where the example puts `#[batch_alloc]`:
+    /// the per-site form, each `Box::new` in a loop from a batch of its own,
+    /// no scope.
+    PerSite,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 2] = [Variant::Plain, Variant::Attr];
+    pub const ALL: [Variant; 4] = [
+        Variant::Plain,
+        Variant::Attr,
+        Variant::ScopedBoxes,
+        Variant::PerSite,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Variant::Plain => "plain",
             Variant::Attr => "attr",
+            Variant::ScopedBoxes => "scoped_boxes",
+            Variant::PerSite => "per_site",
         }
+    }
+
+    /// Whether the variant differs from `Attr` only where `BatchAlloc` is
+    /// installed: without it, capture has nothing to choose and a batch
+    /// hands out plain boxes, so the driver runs these in the wrapped
+    /// binaries only.
+    fn wrapped_only(self) -> bool {
+        matches!(self, Variant::ScopedBoxes | Variant::PerSite)
     }
 
     fn parse(name: &str) -> Option<Variant> {
@@ -146,7 +175,8 @@ impl Program for BinaryTrees {
         use super::programs::trees;
         let check = match variant {
             Variant::Plain => trees::plain::run(depth),
-            Variant::Attr => trees::attr::run(depth),
+            Variant::Attr | Variant::ScopedBoxes => trees::attr::run(depth),
+            Variant::PerSite => trees::per_site::run(depth),
         };
         Outcome {
             boxes: trees::boxes(depth),
@@ -178,7 +208,11 @@ pub fn main<B: Binary>(args: &[String]) {
         panic!("{USAGE}");
     };
     let variant = Variant::parse(variant)
-        .unwrap_or_else(|| panic!("variant {variant}: one of {:?}", names()));
+        .unwrap_or_else(|| panic!("variant {variant}: one of {:?}", names(Variant::ALL)));
+    if variant == Variant::ScopedBoxes {
+        // Before anything allocates, as a program would at its start.
+        batch_alloc::set_capture(batch_alloc::Capture::Boxes);
+    }
     let reps: usize = reps.parse().expect(USAGE);
     let size: Option<u64> = rest.first().map(|s| s.parse().expect(USAGE));
     macro_rules! measure_if_named {
@@ -192,8 +226,8 @@ pub fn main<B: Binary>(args: &[String]) {
     panic!("no program {name}");
 }
 
-fn names() -> Vec<&'static str> {
-    Variant::ALL.iter().map(|v| v.name()).collect()
+fn names(variants: impl IntoIterator<Item = Variant>) -> Vec<&'static str> {
+    variants.into_iter().map(Variant::name).collect()
 }
 
 fn list() {
@@ -209,7 +243,15 @@ fn list() {
         };
     }
     each_program!(describe);
-    println!("{}", json!({ "programs": programs, "variants": names() }));
+    let wrapped_only = Variant::ALL.into_iter().filter(|v| v.wrapped_only());
+    println!(
+        "{}",
+        json!({
+            "programs": programs,
+            "variants": names(Variant::ALL),
+            "wrapped_only": names(wrapped_only),
+        })
+    );
 }
 
 /// Builds the input, runs `reps` times and prints the JSON line. Reads of
@@ -254,6 +296,7 @@ fn measure<B: Binary, P: Program>(variant: Variant, reps: usize, size: Option<u6
             "variant": variant.name(),
             "allocator": B::ALLOCATOR.label(),
             "batch_active": batch_alloc::is_active(),
+            "capture": format!("{:?}", batch_alloc::capture()),
             "size": size,
             "unit": P::UNIT,
             "input_bytes": input.bytes(),

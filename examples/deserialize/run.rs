@@ -1,10 +1,12 @@
-//! The driver: options, the timed runs, peak memory, the table.
+//! The driver: options, the timed runs (in this process and in the
+//! binaries built with other allocators), peak memory, the table.
 
 use std::env;
+use std::fmt::{self, Write as _};
 use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use batch_alloc::is_active;
@@ -12,43 +14,17 @@ use batch_alloc::is_active;
 use super::cli::Args;
 use super::generate;
 use super::model::{Dataset, Json};
-use super::timing::{self, share, thousands, Clock};
+use super::timing::{self, thousands, Clock};
 pub use super::versions::Variant;
 use super::versions::{self, Run, Version};
 use super::visitors::{batched, plain};
 
-/// The allocator `BatchAlloc` wraps in this binary (chosen at compile time,
-/// by the `#[global_allocator]` static of the example's main file).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Allocator {
-    System,
-    Mimalloc,
-}
+// The other builds, run as child processes.
+#[path = "builds.rs"]
+mod builds;
 
-impl Allocator {
-    fn parse(name: &str) -> Option<Allocator> {
-        match name {
-            "system" => Some(Allocator::System),
-            "mimalloc" => Some(Allocator::Mimalloc),
-            _ => None,
-        }
-    }
-
-    /// The example that installs this allocator.
-    fn example(self) -> &'static str {
-        match self {
-            Allocator::System => "deserialize",
-            Allocator::Mimalloc => "deserialize_mimalloc",
-        }
-    }
-
-    fn describe(self) -> &'static str {
-        match self {
-            Allocator::System => "BatchAlloc<System>: the C library's malloc underneath",
-            Allocator::Mimalloc => "BatchAlloc<MiMalloc>: mimalloc underneath",
-        }
-    }
-}
+use builds::{build, peak_in_child, run_other, serve};
+pub use builds::{Allocator, Child, Setup};
 
 pub const DEFAULT_RECORDS: u64 = 30_000;
 pub const DEFAULT_REPS: usize = 9;
@@ -56,9 +32,14 @@ pub const DEFAULT_REPS: usize = 9;
 pub const USAGE: &str = "\
 usage: cargo run --release --example deserialize -- [OPTIONS]
 
-Deserializes JSON through the same hand-written serde visitors with and
-without #[batch_alloc], checks that both give the same result, and prints
-time, boxes, boxes served from batches and peak memory for each.
+Deserializes JSON through the same hand-written serde visitors as written
+and with #[batch_alloc], under glibc and under mimalloc, checks that every
+version gives the same result, and prints for each: parse and drop time,
+the allocations batch-alloc served, peak memory, and speed-ups over the
+code as written on glibc. The mimalloc versions run in the examples built
+with mimalloc (deserialize_plain_mimalloc: mimalloc alone;
+deserialize_mimalloc: BatchAlloc<MiMalloc>), as child processes, built
+first when run through cargo.
 
 options:
   --records N      generate N customer records (default 30000; about
@@ -68,10 +49,12 @@ options:
                    document tree that boxes every array element and
                    object member
   --reps N         timed runs of each version (default 9)
-  --no-peak        skip the peak memory measurement (two child processes)
-  --allocator A    system or mimalloc: the allocator BatchAlloc wraps.
-                   mimalloc runs examples/deserialize_mimalloc.rs (built
-                   first when run through cargo)
+  --no-peak        skip the peak memory measurement (a child process
+                   per version)
+  --allocator A    system (the default) or mimalloc: the allocator
+                   BatchAlloc wraps in the main process. mimalloc runs
+                   examples/deserialize_mimalloc.rs and compares the
+                   versions under BatchAlloc<MiMalloc> with plain mimalloc
   -h, --help       this text";
 
 #[derive(Debug, PartialEq)]
@@ -92,6 +75,14 @@ pub enum Invocation {
     /// Internal: parse `path` once as `workload` with `variant` and print
     /// the peak resident memory, from a fresh process.
     PeakChild {
+        workload: Workload,
+        variant: Variant,
+        path: PathBuf,
+    },
+    /// Internal: read `path`, parse it once as `workload` with `variant`,
+    /// then parse and drop it each time standard input says `run`, and
+    /// answer each with the times (see [`serve`]).
+    Serve {
         workload: Workload,
         variant: Variant,
         path: PathBuf,
@@ -127,14 +118,21 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
                     format!("--allocator takes system or mimalloc, not `{name}`")
                 })?);
             }
-            "--peak-child" => {
+            "--peak-child" | "--serve-child" => {
                 let workload = Workload::parse(args.value("a workload")?)?;
                 let variant = Variant::parse(args.value("a variant")?)?;
                 let path = PathBuf::from(args.value("a file name")?);
-                return Ok(Invocation::PeakChild {
-                    workload,
-                    variant,
-                    path,
+                return Ok(match name {
+                    "--peak-child" => Invocation::PeakChild {
+                        workload,
+                        variant,
+                        path,
+                    },
+                    _ => Invocation::Serve {
+                        workload,
+                        variant,
+                        path,
+                    },
                 });
             }
             other => return Err(format!("unknown argument `{other}`")),
@@ -206,6 +204,23 @@ impl Parsed {
             Parsed::Tree(tree) => tree.boxes(),
         }
     }
+
+    /// A hash of everything parsed (its `Debug` form, streamed through
+    /// FNV-1a): how another process shows that it parsed the same.
+    pub fn digest(&self) -> u64 {
+        struct Fnv(u64);
+        impl fmt::Write for Fnv {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                for byte in s.bytes() {
+                    self.0 = (self.0 ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
+                }
+                Ok(())
+            }
+        }
+        let mut hash = Fnv(0xcbf2_9ce4_8422_2325);
+        write!(hash, "{self:?}").expect("a hash takes any text");
+        hash.0
+    }
 }
 
 /// Deserializes `text` as `workload` through the `variant` code.
@@ -242,33 +257,102 @@ pub fn read_input(path: &Path) -> Result<String, String> {
     fs::read_to_string(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
 }
 
-/// Both versions on one input; times: parse, then drop.
+/// Every version on one input; times: parse, then drop.
 #[derive(Debug, Clone)]
 pub struct Comparison {
     pub workload: Workload,
+    /// This process's allocator: the one `plain` and `batched` ran under.
+    pub allocator: Allocator,
     pub plain: Version<2>,
     pub batched: Version<2>,
     /// Peak resident memory of a process that parses the input once, in
     /// KiB, for each [`Variant`].
     pub peak_kib: [Option<u64>; 2],
+    /// The versions that ran in child processes, built with other
+    /// allocators.
+    pub others: Vec<Measured>,
+}
+
+/// A version measured in another process.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub setup: Setup,
+    pub version: Version<2>,
+    pub peak_kib: Option<u64>,
+}
+
+impl Comparison {
+    /// Every version with its peak, in the table's order: the first is
+    /// the baseline of the speed-ups.
+    pub fn rows(&self) -> Vec<(Setup, &Version<2>, Option<u64>)> {
+        let mut rows = vec![
+            (
+                Setup::new(self.allocator, Variant::Plain),
+                &self.plain,
+                self.peak_kib[0],
+            ),
+            (
+                Setup::new(self.allocator, Variant::Batched),
+                &self.batched,
+                self.peak_kib[1],
+            ),
+        ];
+        rows.extend(
+            self.others
+                .iter()
+                .map(|m| (m.setup, &m.version, m.peak_kib)),
+        );
+        rows.sort_by_key(|(setup, _, _)| setup.rank());
+        rows
+    }
 }
 
 #[derive(Debug)]
 pub enum CompareError {
     Json(serde_json::Error),
-    /// The two versions disagreed: a bug, in the example or the library.
+    /// Two versions disagreed: a bug, in the example or the library.
     Differ,
+    /// A child process failed.
+    Child(String),
 }
 
-/// Deserializes `text` with both versions: once untimed, keeping both
-/// results to check that they are equal, then `reps` timed runs of each,
-/// alternating which goes first. A timed run parses, then drops what it
-/// parsed. `progress` hears about each run.
+/// Deserializes `text` with both versions in this process (under the
+/// `BatchAlloc<System>` of `examples/deserialize.rs`): see
+/// [`compare_with`], here with no child process.
 pub fn compare(
     workload: Workload,
     text: &str,
     reps: usize,
     clock: &Clock,
+    progress: impl FnMut(&str),
+) -> Result<Comparison, CompareError> {
+    compare_with(
+        Allocator::System,
+        workload,
+        text,
+        reps,
+        clock,
+        Vec::new,
+        progress,
+    )
+}
+
+/// Deserializes `text` with both versions in this process, built with
+/// `allocator`, and in every child `start` starts from another build:
+/// first once untimed, checking that every version gives the same result
+/// (here by comparing them, in a child by the digest of its result), then
+/// `reps` timed runs of each, in rotation (see [`versions::rotate`]). A
+/// timed run parses, then drops what it parsed. The children start once
+/// this process has found the input well-formed (else the error would
+/// come from each). `progress` hears about each run, and about a child
+/// that could not get ready, which is left out.
+pub fn compare_with(
+    allocator: Allocator,
+    workload: Workload,
+    text: &str,
+    reps: usize,
+    clock: &Clock,
+    start: impl FnOnce() -> Vec<Child>,
     mut progress: impl FnMut(&str),
 ) -> Result<Comparison, CompareError> {
     let plain = parse(workload, Variant::Plain, text).map_err(CompareError::Json)?;
@@ -276,25 +360,72 @@ pub fn compare(
     if plain != batched {
         return Err(CompareError::Differ);
     }
+    let children = start();
+    let digest = (!children.is_empty()).then(|| plain.digest());
     drop((plain, batched));
-    progress("checked: both versions give equal results");
+    let mut ready = Vec::new();
+    for mut child in children {
+        match child.ready() {
+            Ok(theirs) if Some(theirs) == digest => ready.push(child),
+            Ok(_) => return Err(CompareError::Differ),
+            Err(e) => progress(&format!("note: {} left out: {e}", child.setup.label())),
+        }
+    }
+    progress(match ready.is_empty() {
+        true => "checked: both versions give equal results",
+        false => "checked: every version gives equal results",
+    });
 
-    let run = |variant| {
-        let (parsed, parse_time) = clock.time(|| parse(workload, variant, text));
-        let parsed = parsed.map_err(CompareError::Json)?;
-        let boxes = parsed.boxes();
-        let ((), drop_time) = clock.time(|| drop(parsed));
-        Ok(Run {
-            times: [parse_time, drop_time],
-            boxes,
-        })
-    };
-    let [plain, batched] = versions::alternate(reps, run, progress)?;
+    let own = [Variant::Plain, Variant::Batched];
+    let mut names: Vec<&str> = own
+        .iter()
+        .map(|&v| Setup::new(allocator, v).short())
+        .collect();
+    names.extend(ready.iter().map(|child| child.setup.short()));
+    let versions = versions::rotate(
+        reps,
+        &names,
+        |i| match own.get(i) {
+            Some(&variant) => versions::counted(|| timed_run(workload, variant, text, clock))
+                .map_err(CompareError::Json),
+            None => ready[i - own.len()].run(),
+        },
+        progress,
+    )?;
+    let mut versions = versions.into_iter();
+    let (plain, batched) = (versions.next(), versions.next());
     Ok(Comparison {
         workload,
-        plain,
-        batched,
+        allocator,
+        plain: plain.expect("the plain version"),
+        batched: batched.expect("the batched version"),
         peak_kib: [None; 2],
+        others: ready
+            .iter()
+            .zip(versions)
+            .map(|(child, version)| Measured {
+                setup: child.setup,
+                version,
+                peak_kib: None,
+            })
+            .collect(),
+    })
+}
+
+/// One timed run of one version: parse, then drop what was parsed.
+fn timed_run(
+    workload: Workload,
+    variant: Variant,
+    text: &str,
+    clock: &Clock,
+) -> serde_json::Result<Run<2>> {
+    let (parsed, parse_time) = clock.time(|| parse(workload, variant, text));
+    let parsed = parsed?;
+    let boxes = parsed.boxes();
+    let ((), drop_time) = clock.time(|| drop(parsed));
+    Ok(Run {
+        times: [parse_time, drop_time],
+        boxes,
     })
 }
 
@@ -316,28 +447,6 @@ pub fn peak_child(workload: Workload, variant: Variant, path: &Path) -> Result<u
     Ok(peak)
 }
 
-/// Runs this program again to parse `path` once and returns the peak
-/// resident memory of that run: a fresh process per version, so that
-/// neither inherits the heap the other left behind.
-fn peak_in_child(workload: Workload, variant: Variant, path: &Path) -> Result<u64, String> {
-    let exe = env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-    let output = Command::new(exe)
-        .args(["--peak-child", workload.name(), variant.name()])
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot start a child process: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    match stdout.trim().strip_prefix("peak_kib=") {
-        Some(kib) if output.status.success() => kib
-            .parse()
-            .map_err(|_| format!("the child process printed `{stdout}`")),
-        _ => Err(format!(
-            "the child process failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        )),
-    }
-}
-
 /// A file removed when this value is dropped.
 struct TempFile(PathBuf);
 
@@ -351,36 +460,40 @@ fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-/// The table for one comparison.
+/// The table for one comparison: a row per version, then the speed-ups
+/// of every other version over the first, and its peak memory against the
+/// first's.
 pub fn table(c: &Comparison) -> String {
+    let versions = c.rows();
     let mut rows = Vec::new();
-    for (name, version, peak_kib) in [
-        ("plain", &c.plain, c.peak_kib[0]),
-        ("#[batch_alloc]", &c.batched, c.peak_kib[1]),
-    ] {
-        let mut row = vec![name.to_string()];
+    for (setup, version, peak_kib) in &versions {
+        let mut row = vec![setup.label().to_string()];
         row.extend(version.times.medians());
-        row.push(thousands(version.boxes));
-        row.push(share(version.from_batches, version.boxes));
+        row.push(thousands(version.from_batches));
         row.push(peak_kib.map_or("n/a".to_string(), |kib| megabytes(kib * 1024)));
         rows.push(row);
     }
-    let mut row = vec!["speedup".to_string()];
-    row.extend(c.plain.times.speedups(&c.batched.times));
-    row.extend([String::new(), String::new()]);
-    row.push(match c.peak_kib {
-        [Some(p), Some(b)] if p > 0 => format!("{:+.1}%", 100.0 * (b as f64 - p as f64) / p as f64),
-        _ => String::new(),
-    });
-    rows.push(row);
+    let (baseline, first, first_peak) = versions[0];
+    rows.push(vec![format!("speedup over {}:", baseline.label())]);
+    for (setup, version, peak_kib) in &versions[1..] {
+        let mut row = vec![format!("  {}", setup.label())];
+        row.extend(first.times.speedups(&version.times));
+        row.push(String::new());
+        row.push(match (first_peak, peak_kib) {
+            (Some(p), Some(b)) if p > 0 => {
+                format!("{:+.1}%", 100.0 * (*b as f64 - p as f64) / p as f64)
+            }
+            _ => String::new(),
+        });
+        rows.push(row);
+    }
     timing::table(
         &[
             "",
             "parse",
             "drop",
             "parse+drop",
-            "boxes",
-            "from batches",
+            "served by batch-alloc",
             "peak RSS",
         ],
         &rows,
@@ -407,10 +520,27 @@ pub fn main(allocator: Allocator) -> ExitCode {
             variant,
             path,
         } => peak_child(workload, variant, &path).map(|kib| println!("peak_kib={kib}")),
-        Invocation::Run(options) => match options.allocator {
-            Some(wanted) if wanted != allocator => return run_other(wanted, &args),
-            _ => run(allocator, &options),
-        },
+        Invocation::Serve {
+            workload,
+            variant,
+            path,
+        } => serve(workload, variant, &path),
+        Invocation::Run(options) => {
+            let wanted = options.allocator.unwrap_or(allocator);
+            // The builds this run needs: the one that will be the main
+            // process, and those it runs as children.
+            let mut needed = Vec::new();
+            for other in wanted.setups().iter().map(|s| s.allocator).chain([wanted]) {
+                if other != allocator && !needed.contains(&other) {
+                    needed.push(other);
+                }
+            }
+            build(&needed);
+            match wanted == allocator {
+                true => run(allocator, &options),
+                false => return run_other(wanted, &args),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -421,50 +551,10 @@ pub fn main(allocator: Allocator) -> ExitCode {
     }
 }
 
-/// Runs the example built with the other allocator, with the same
-/// arguments. Under `cargo run` it is built first, with this binary's
-/// profile; otherwise it must have been built already.
-fn run_other(allocator: Allocator, args: &[String]) -> ExitCode {
-    let example = allocator.example();
-    let release = if cfg!(debug_assertions) {
-        ""
-    } else {
-        " --release"
-    };
-    if let Some(cargo) = env::var_os("CARGO") {
-        eprintln!("building examples/{example}.rs ...");
-        let mut build = Command::new(cargo);
-        build
-            .args(["build", "--quiet", "--example", example, "--manifest-path"])
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
-        if !release.is_empty() {
-            build.arg("--release");
-        }
-        if !build.status().is_ok_and(|status| status.success()) {
-            eprintln!("error: could not build examples/{example}.rs");
-            return ExitCode::FAILURE;
-        }
-    }
-    let exe = match env::current_exe() {
-        Ok(me) => me.with_file_name(format!("{example}{}", env::consts::EXE_SUFFIX)),
-        Err(e) => {
-            eprintln!("error: cannot find this program: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match Command::new(&exe).args(args).status() {
-        Ok(status) => ExitCode::from(status.code().map_or(1, |c| c.clamp(0, 255) as u8)),
-        Err(e) => {
-            eprintln!(
-                "error: cannot run `{}` ({e}); build it with `cargo build{release} --example {example}`",
-                exe.display()
-            );
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// Runs the comparison `options` ask for and prints the table.
+/// Runs the comparison `options` ask for and prints the table: the two
+/// versions in this process, and those of the other builds
+/// ([`Allocator::setups`]) found beside this program, each in a child
+/// process (a build that is missing is left out, with a note).
 pub fn run(allocator: Allocator, options: &Options) -> Result<(), String> {
     let started = Instant::now();
     let (text, source, workload, temp) = match &options.input {
@@ -478,59 +568,138 @@ pub fn run(allocator: Allocator, options: &Options) -> Result<(), String> {
             (text, source, Workload::Records, temp)
         }
     };
-    // The file the child processes that measure peak memory read.
+    // The file the child processes read.
     let file = options
         .input
         .clone()
         .or_else(|| options.save.clone())
-        .or_else(|| temp.as_ref().map(|t| t.0.clone()))
-        .filter(|_| options.peak);
+        .or_else(|| temp.as_ref().map(|t| t.0.clone()));
+
+    let start = || {
+        let mut children = Vec::new();
+        let others = allocator
+            .setups()
+            .into_iter()
+            .filter(|s| s.allocator != allocator);
+        for setup in others {
+            let started = match &file {
+                Some(file) => Child::start(setup, workload, file),
+                None => Err("the input could not be written to a file".to_string()),
+            };
+            match started {
+                Ok(child) => children.push(child),
+                Err(e) => eprintln!("  note: {} left out: {e}", setup.label()),
+            }
+        }
+        children
+    };
 
     let clock = Clock::start();
     eprintln!("deserializing {}:", workload.title());
-    let mut comparison = match compare(workload, &text, options.reps, &clock, |line| {
-        eprintln!("  {line}")
-    }) {
+    let progress = |line: &str| eprintln!("  {line}");
+    let mut comparison = match compare_with(
+        allocator,
+        workload,
+        &text,
+        options.reps,
+        &clock,
+        start,
+        progress,
+    ) {
         Ok(comparison) => comparison,
         Err(CompareError::Json(e)) => return Err(describe_json_error(&source, &e)),
-        Err(CompareError::Differ) => {
-            return Err("the two versions gave different results".to_string())
-        }
+        Err(CompareError::Differ) => return Err("two versions gave different results".to_string()),
+        Err(CompareError::Child(e)) => return Err(format!("a child process failed: {e}")),
     };
-    if let Some(file) = &file {
+    if let Some(file) = file.as_ref().filter(|_| options.peak) {
         eprintln!("  peak memory: parsing once in a fresh process for each version ...");
-        for variant in [Variant::Plain, Variant::Batched] {
-            match peak_in_child(workload, variant, file) {
-                Ok(kib) => comparison.peak_kib[variant as usize] = Some(kib),
-                Err(e) => eprintln!("  note: peak memory not measured: {e}"),
+        let peak = |setup| match peak_in_child(setup, allocator, workload, file) {
+            Ok(kib) => Some(kib),
+            Err(e) => {
+                eprintln!("  note: peak memory of {} not measured: {e}", setup.label());
+                None
             }
+        };
+        for variant in [Variant::Plain, Variant::Batched] {
+            comparison.peak_kib[variant as usize] = peak(Setup::new(allocator, variant));
+        }
+        for other in &mut comparison.others {
+            other.peak_kib = peak(other.setup);
         }
     }
 
+    let boxes = comparison.plain.boxes;
     println!();
     println!(
         "batch-alloc: deserializing {source} ({} of JSON)",
         megabytes(text.len() as u64)
     );
     println!("{},", workload.title());
-    println!("through the same serde visitors without and with #[batch_alloc] (results equal).");
-    println!(
-        "allocator: {}; batching {}.",
-        allocator.describe(),
-        if is_active() { "active" } else { "NOT active" }
-    );
+    println!("through the same serde visitors as written and with #[batch_alloc] (results equal).");
     println!();
     print!("{}", table(&comparison));
     println!();
-    println!(
-        "times: median of {} each, the versions alternating; {}.",
+    for (setup, _, _) in comparison.rows() {
+        note(&where_it_ran(setup, allocator));
+    }
+    note(&format!(
+        "times: median of {} of each version, in rotation: each run times every version once, \
+         one after the other, starting with the next version each time; a version in another \
+         process parses when asked and times itself; {}.",
         timing::runs(options.reps),
         clock.describe()
-    );
-    println!("speedup: median of the per-run ratios (each run times both versions).");
-    println!("peak RSS: one parse in a fresh process, the input text included.");
+    ));
+    note("speedup: median of the per-run ratios (each run times every version).");
+    note(&format!(
+        "served by batch-alloc: what batch scopes and batches served in one run, boxes, \
+         strings and vectors alike (batch_alloc::stats(): scoped_allocations + batched_boxes); \
+         the result holds {} boxes.",
+        thousands(boxes)
+    ));
+    note("peak RSS: one parse in a fresh process, the input text included.");
     eprintln!("\n(done in {:.1} s)", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// Where a row's version ran, and what served its allocations.
+fn where_it_ran(setup: Setup, own: Allocator) -> String {
+    let place = match setup.allocator == own {
+        true => format!("this process (examples/{}.rs)", own.example()),
+        false => format!(
+            "examples/{}.rs, a process of its own",
+            setup.allocator.example()
+        ),
+    };
+    let how = match (setup.variant, setup.allocator) {
+        (_, Allocator::PlainMimalloc) => ": mimalloc alone, no BatchAlloc".to_string(),
+        (Variant::Plain, wrapped) => format!(
+            ", through {}, which hands every allocation made outside a batch scope to {}",
+            wrapped.wrapper(),
+            wrapped.inner()
+        ),
+        (Variant::Batched, _) if setup.allocator != own => String::new(),
+        (Variant::Batched, _) => match is_active() {
+            true => "; batching active".to_string(),
+            false => "; batching NOT active".to_string(),
+        },
+    };
+    format!("{}: {place}{how}.", setup.label())
+}
+
+/// Prints `text` in lines of at most 88 characters, those after the first
+/// indented by two spaces.
+fn note(text: &str) {
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.len() + 1 + word.len() > 88 {
+            println!("{line}");
+            line = "  ".to_string();
+        } else if !line.is_empty() {
+            line.push(' ');
+        }
+        line += word;
+    }
+    println!("{line}");
 }
 
 /// Generates the input, with progress on a terminal; saves it where
@@ -552,9 +721,6 @@ fn generate_input(options: &Options) -> Result<(String, Option<TempFile>), Strin
         eprintln!("saved the input to {}", save.display());
         return Ok((text, None));
     }
-    if !options.peak {
-        return Ok((text, None));
-    }
     let path = env::temp_dir().join(format!(
         "batch-alloc-deserialize-{}.json",
         std::process::id()
@@ -563,7 +729,8 @@ fn generate_input(options: &Options) -> Result<(String, Option<TempFile>), Strin
         Ok(()) => Ok((text, Some(TempFile(path)))),
         Err(e) => {
             eprintln!(
-                "note: cannot write {} ({e}); peak memory will not be measured",
+                "note: cannot write {} ({e}); only this process's versions will be measured, \
+                 without peak memory",
                 path.display()
             );
             Ok((text, None))

@@ -4,16 +4,22 @@
 //! `deserializers!` holds the code once; it is written out twice, into
 //! `plain` as it stands and into `batched` with `#[batch_alloc]` on each
 //! `visit_seq` and `visit_map` method that boxes what it reads. That
-//! attribute is the only difference between the two: in your own code you would write the
-//! visitors once, with the attribute, and no macro.
+//! attribute is the only difference between the two: in your own code you
+//! would write the visitors once, with the attribute, and no macro. (A
+//! third copy, `per_site`, under `#[batch_alloc(boxes)]`, is for the
+//! real-programs table.)
 //!
-//! Where the batches are, and why some boxes stay plain: every call of a
-//! `visit_*` method has its own batches, one per `Box::new` in its loops.
-//! The records list is one long loop, so all its boxes but the first two
-//! come from batches. An order list is a loop of its own per record: a
-//! short one (two orders or fewer) stays plain boxes, a longer one batches
-//! from its third order on. A record's address is boxed once per call of
-//! the record's `visit_map` (its loop is over fields), so it stays plain.
+//! What serves what. Under `#[batch_alloc]`, the records list's loop is
+//! the outermost annotated loop: it opens the thread's batch scope, the
+//! loops of the record and order visitors join it, and until the list
+//! ends every box and every other small allocation (names, tags, order
+//! lines, serde's own) comes from the scope's runs. Under the per-site
+//! form, every call of a `visit_*` method has its own batches, one per
+//! `Box::new` in its loops: the records list batches all its boxes but the
+//! first two; an order list is a loop of its own per record, so a short
+//! one (two orders or fewer) stays plain boxes and a longer one batches
+//! from its third order on; a record's address is boxed once per call of
+//! the record's `visit_map`, so it stays plain; nothing else is batched.
 
 macro_rules! deserializers {
     ($(#[$batch:meta])*) => {
@@ -319,4 +325,14 @@ pub mod batched {
     use batch_alloc::batch_alloc;
 
     deserializers!(#[batch_alloc]);
+}
+
+/// The same deserializers under `#[batch_alloc(boxes)]`, the per-site
+/// form: the real-programs table's third twin (the demonstration runs the
+/// two above).
+#[allow(dead_code)]
+pub mod per_site {
+    use batch_alloc::batch_alloc;
+
+    deserializers!(#[batch_alloc(boxes)]);
 }

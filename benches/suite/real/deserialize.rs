@@ -14,7 +14,7 @@ pub mod model;
 pub mod visitors;
 
 use model::{Dataset, Json};
-use visitors::{batched, plain};
+use visitors::{batched, per_site, plain};
 
 pub struct Records;
 
@@ -36,7 +36,8 @@ impl Program for Records {
     fn run(variant: Variant, input: &String) -> Outcome {
         let dataset = match variant {
             Variant::Plain => plain::dataset(input),
-            Variant::Attr => batched::dataset(input),
+            Variant::Attr | Variant::ScopedBoxes => batched::dataset(input),
+            Variant::PerSite => per_site::dataset(input),
         }
         .expect("the generated export parses");
         Outcome {
@@ -79,7 +80,8 @@ impl Program for Tree {
     fn run(variant: Variant, input: &String) -> Outcome {
         let tree = match variant {
             Variant::Plain => plain::tree(input),
-            Variant::Attr => batched::tree(input),
+            Variant::Attr | Variant::ScopedBoxes => batched::tree(input),
+            Variant::PerSite => per_site::tree(input),
         }
         .expect("the generated export parses");
         Outcome {

@@ -39,10 +39,15 @@ impl Program for Stmt {
     fn run(variant: Variant, input: &String) -> Outcome {
         let (lex, parse, check): FrontEnd = match variant {
             Variant::Plain => (lang::plain::lex, lang::plain::parse, lang::plain::check),
-            Variant::Attr => (
+            Variant::Attr | Variant::ScopedBoxes => (
                 lang::batched::lex,
                 lang::batched::parse,
                 lang::batched::check,
+            ),
+            Variant::PerSite => (
+                lang::per_site::lex,
+                lang::per_site::parse,
+                lang::per_site::check,
             ),
         };
         let tokens = lex(input).expect("the generated program lexes");
