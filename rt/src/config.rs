@@ -70,8 +70,9 @@ pub const POOL_RESIDENT_FRAMES: usize = 512;
 
 /// How long an empty frame past [`POOL_RESIDENT_FRAMES`] stays resident
 /// without being reused before its memory goes back to the OS. The check
-/// runs on the runtime's own frame traffic (no thread of its own), so an
-/// idle program keeps what it had until it allocates again, or until
+/// runs when a frame is given back (no thread of its own; never when one is
+/// taken, since the frames waiting are about to be reused), so an idle
+/// program keeps what it had until it next gives a frame back, or until
 /// `trim` is called. mimalloc's purge delay is 10 ms, jemalloc's dirty-page
 /// decay 10 s; a tenth of a second keeps a loop's working set across
 /// iterations and hands back a burst's soon after.

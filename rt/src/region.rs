@@ -217,10 +217,10 @@ pub(crate) fn acquire_frame() -> Option<u32> {
     if !ensure_ready() {
         return None;
     }
-    let popped = pop_empty_frame();
-    decay_if_due();
-    if popped.is_some() {
-        return popped;
+    // No decay here: a program taking frames is about to reuse the ones
+    // waiting, and giving their memory back now would fault it in again.
+    if let Some(frame) = pop_empty_frame() {
+        return Some(frame);
     }
     let frame = NEXT_FRAME.fetch_add(1, Ordering::Relaxed);
     if frame >= MAX_FRAMES {
@@ -304,8 +304,8 @@ pub(crate) unsafe fn release_frame(frame: u32, span_bytes: usize) {
     decay_if_due();
 }
 
-/// Lets frames that waited long enough decay, on the runtime's own frame
-/// traffic (a frame taken or given back): a load when none waits.
+/// Lets frames that waited long enough decay, when the program gives a
+/// frame back: a load when none waits.
 #[inline]
 fn decay_if_due() {
     if DECAYING_LEN.load(Ordering::Relaxed) != 0 {

@@ -2,7 +2,9 @@
 //! batched boxes is dropped, the process's resident memory falls to within
 //! the resident pool's limit of where it started, by itself once the freed
 //! frames have waited the decay delay unused and the program goes on
-//! working, or at once on `trim()`.
+//! working, or at once on `trim()`. And it does not go back when the
+//! program is about to use it again: rebuilding the structure after a
+//! pause longer than the delay reuses the resident frames.
 
 #![cfg(all(target_os = "linux", not(miri)))]
 
@@ -23,25 +25,28 @@ fn resident_bytes() -> u64 {
     kib * 1024
 }
 
-/// Builds and drops 256 MiB of batched boxes; returns the resident bytes
-/// before and with the structure.
-fn build_and_drop() -> (u64, u64) {
-    const BOXES: usize = 2_000_000; // 256 MiB of 128-byte slots
+const BOXES: usize = 2_000_000; // 256 MiB of 128-byte slots
+
+/// Builds 256 MiB of batched boxes into `boxes` (whose own memory is the
+/// inner allocator's, kept by the test) and drops them; returns the
+/// resident bytes before and with the structure.
+fn build_and_drop(boxes: &mut Vec<Box<[u64; 16]>>) -> (u64, u64) {
     let start = resident_bytes();
-    let mut boxes: Vec<Box<[u64; 16]>> = Vec::with_capacity(BOXES);
-    {
-        let mut batch = Batch::with_capacity(BOXES);
-        for i in 0..BOXES as u64 {
-            boxes.push(batch.alloc([i; 16]));
-        }
-    }
+    build(boxes);
     let full = resident_bytes();
     assert!(
         full - start > 200 << 20,
         "the structure is resident: {start} -> {full}"
     );
-    drop(boxes);
+    boxes.clear();
     (start, full)
+}
+
+fn build(boxes: &mut Vec<Box<[u64; 16]>>) {
+    let mut batch = Batch::with_capacity(BOXES);
+    for i in 0..BOXES as u64 {
+        boxes.push(batch.alloc([i; 16]));
+    }
 }
 
 /// Work that takes frames and gives them back, as a running program does.
@@ -54,9 +59,42 @@ fn keep_working() {
     }
 }
 
+/// Minor page faults of this process so far.
+fn minor_faults() -> u64 {
+    // SAFETY: all-zero bytes are a valid `rusage`.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `getrusage` fills the struct it is given, for this process.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    assert_eq!(rc, 0);
+    usage.ru_minflt as u64
+}
+
+/// One test, so that nothing else moves the process's memory meanwhile.
 #[test]
 fn dropping_a_large_structure_returns_its_memory() {
-    let (start, full) = build_and_drop();
+    // The pointers' own 16 MB, faulted in now so that they count in every
+    // reading's baseline.
+    let mut boxes = Vec::with_capacity(BOXES);
+    for slot in boxes.spare_capacity_mut() {
+        *slot = std::mem::MaybeUninit::zeroed();
+    }
+    let faults = minor_faults();
+    let (start, full) = build_and_drop(&mut boxes);
+    let first = minor_faults() - faults;
+    // Longer than the decay delay: the frames past the resident pool have
+    // waited long enough, but the program takes frames before it gives any
+    // back, so they are reused, not decommitted and faulted in again.
+    std::thread::sleep(Duration::from_millis(300));
+    let faults = minor_faults();
+    build(&mut boxes);
+    boxes.clear();
+    let rebuilt = minor_faults() - faults;
+    println!("minor faults: first build {first}, rebuilt after a pause {rebuilt}");
+    assert!(
+        rebuilt * 4 < first,
+        "the rebuild faulted its pages in again: {first} then {rebuilt}"
+    );
+
     // Reused at once, the frames would still be there; left alone past the
     // decay delay, they go back at the program's next frame traffic.
     std::thread::sleep(Duration::from_millis(300));
@@ -76,7 +114,7 @@ fn dropping_a_large_structure_returns_its_memory() {
         after < start + (40 << 20),
         "memory not returned: {start} -> {full} -> {after}"
     );
-    let (start, full) = build_and_drop();
+    let (start, full) = build_and_drop(&mut boxes);
     trim();
     let after = resident_bytes();
     assert!(
