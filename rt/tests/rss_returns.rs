@@ -7,6 +7,8 @@
 //! pause longer than the delay reuses the resident frames.
 
 #![cfg(all(target_os = "linux", not(miri)))]
+// Vectors of boxes are what the runtime serves.
+#![allow(clippy::vec_box)]
 
 use std::time::Duration;
 
