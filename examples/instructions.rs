@@ -8,6 +8,10 @@
 //! ```
 //!
 //! Workloads: `batch`, `box_new`, `vec` (T = 64 bytes, allocate N then drop);
+//! `plain`, `scoped` and `per_site` (the loop of `box_new` in a function of
+//! its own, written once, as written and under `#[batch_alloc]` and
+//! `#[batch_alloc(boxes)]`: what the attribute's loop costs, scope or batch
+//! set-up included);
 //! `batch_cross`, `box_new_cross` (allocate N here, drop them on another
 //! thread, one that has never allocated from a batch: no heap, so its frees
 //! are one compare-and-swap each); `batch_cross_heap` (the same, the other
@@ -26,7 +30,7 @@ type T = [u64; 8];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: instructions batch|box_new|vec N REPS";
+    let usage = "usage: instructions batch|box_new|plain|scoped|per_site|vec N REPS";
     let workload = args.get(1).expect(usage).clone();
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).expect(usage);
     let reps: usize = args.get(3).and_then(|s| s.parse().ok()).expect(usage);
@@ -63,6 +67,21 @@ fn main() {
                 black_box(&held);
                 held.clear();
             }
+            "plain" => {
+                plain::fill(n, &mut held);
+                black_box(&held);
+                held.clear();
+            }
+            "scoped" => {
+                scoped::fill(n, &mut held);
+                black_box(&held);
+                held.clear();
+            }
+            "per_site" => {
+                per_site::fill(n, &mut held);
+                black_box(&held);
+                held.clear();
+            }
             "vec" => {
                 let mut all: Vec<T> = Vec::with_capacity(n);
                 for i in 0..n as u64 {
@@ -77,6 +96,26 @@ fn main() {
         eprintln!("{:?}", batch_alloc::stats());
     }
 }
+
+/// The attribute's two forms over one loop.
+macro_rules! annotated {
+    ($name:ident, $($form:tt)*) => {
+        mod $name {
+            use super::{black_box, T};
+
+            #[$($form)*]
+            #[inline(never)]
+            pub fn fill(n: usize, out: &mut Vec<Box<T>>) {
+                for i in 0..n as u64 {
+                    out.push(Box::new([black_box(i); 8]));
+                }
+            }
+        }
+    };
+}
+annotated!(plain, allow(clippy::vec_box));
+annotated!(scoped, batch_alloc::batch_alloc);
+annotated!(per_site, batch_alloc::batch_alloc(boxes));
 
 /// Allocates `n` boxes per repetition and hands them to a worker thread,
 /// which drops them; with `worker_heap`, the worker first makes a heap of
