@@ -172,12 +172,19 @@ pub fn glibc_version() -> String {
     version.to_string_lossy().into_owned()
 }
 
+/// What batches and batch scopes served so far: boxes, strings and vectors
+/// alike.
+fn served_by_batch_alloc() -> u64 {
+    let stats = batch_alloc::stats();
+    stats.batched_boxes + stats.scoped_allocations
+}
+
 /// `instructions STRATEGY N REPS`: allocate and drop `N` 64-byte objects
 /// `REPS` times with one strategy (or `box`, as in memory mode); or, with `program:NAME:VARIANT` (say
 /// `program:json:attr`), run a program `REPS` times at size `N`. Callgrind runs this twice with different
 /// `REPS`; the difference over the items added is the cost per item, free
-/// of start-up. Prints to stderr how many boxes came from batches, so the
-/// driver can reject a run where the wrapper was not serving them.
+/// of start-up. Prints to stderr how many allocations batch-alloc served, so
+/// the driver can reject a run where the wrapper was not serving them.
 fn instructions<B: Binary>(args: &[String]) {
     let usage = "usage: instructions STRATEGY N REPS";
     let label = args.first().expect(usage);
@@ -186,7 +193,7 @@ fn instructions<B: Binary>(args: &[String]) {
     if let Some(program) = label.strip_prefix("program:") {
         let boxes = programs::instructions(program, n, reps);
         eprintln!("boxes_per_run={boxes}");
-        eprintln!("batched_boxes={}", batch_alloc::stats().batched_boxes);
+        eprintln!("served={}", served_by_batch_alloc());
         return;
     }
     let mut run = RunFor {
@@ -207,7 +214,7 @@ fn instructions<B: Binary>(args: &[String]) {
         "{} has no strategy {label}",
         B::ALLOCATOR.label()
     );
-    eprintln!("batched_boxes={}", batch_alloc::stats().batched_boxes);
+    eprintln!("served={}", served_by_batch_alloc());
 }
 
 struct RunFor<'a> {

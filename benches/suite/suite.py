@@ -262,6 +262,9 @@ def criterion_rounds(paths, out, cfg, quick, only=None):
                     subprocess.run([paths[b]] + args + [regex], env=env, cwd=ROOT, check=True,
                                    stdout=logf, stderr=subprocess.STDOUT)
             loads.append(loadavg())
+            # Kept beside the rounds, for a run resumed after them.
+            with open(os.path.join(out, "loads.json"), "w") as f:
+                json.dump(loads, f)
         log(f"round {r + 1}/{cfg['rounds']} done in {time.time() - started:.0f} s")
     return loads
 
@@ -319,11 +322,11 @@ def callgrind_count(path, strategy, reps, toggle=None, no_spawn=False, n=CALLGRI
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
     collected = re.search(r"Collected : (\d+)", proc.stderr)
-    batched = re.search(r"batched_boxes=(\d+)", proc.stderr)
+    served = re.search(r"served=(\d+)", proc.stderr)
     per_run = re.search(r"boxes_per_run=(\d+)", proc.stderr)
     if per_run:
-        return int(collected.group(1)), int(batched.group(1)), int(per_run.group(1))
-    return int(collected.group(1)), int(batched.group(1)) if batched else 0
+        return int(collected.group(1)), int(served.group(1)), int(per_run.group(1))
+    return int(collected.group(1)), int(served.group(1)) if served else 0
 
 
 def callgrind_runs(paths):
@@ -339,13 +342,13 @@ def callgrind_runs(paths):
                "no_spawn": no_spawn}
         for part in (None, "fill", "release"):
             c_lo, _ = callgrind_count(paths[b], strategy, lo, part, no_spawn)
-            c_hi, batched = callgrind_count(paths[b], strategy, hi, part, no_spawn)
+            c_hi, served = callgrind_count(paths[b], strategy, hi, part, no_spawn)
             row[part or "total"] = (c_hi - c_lo) / items
             if part is None:
-                row["batched_boxes"] = batched
-                if strategy.startswith("batch-") and batched < hi * CALLGRIND_N:
-                    raise RuntimeError(f"{strategy} under valgrind made only {batched} batched "
-                                       "boxes: the wrapper was not serving it")
+                row["served"] = served
+                if strategy.startswith("batch-") and served < hi * CALLGRIND_N:
+                    raise RuntimeError(f"{strategy} under valgrind: batch-alloc served only "
+                                       f"{served} allocations: the wrapper was not serving it")
         rows.append(row)
         log(f"callgrind {strategy}{' (no spawn)' if no_spawn else ''}: "
             f"{row['total']:.1f} instructions per item")
@@ -364,9 +367,9 @@ def callgrind_programs(paths):
             for variant in ("plain", "attr"):
                 label = f"program:{name}:{variant}"
                 c_lo, _, boxes = callgrind_count(paths[b], label, lo, n=size)
-                c_hi, batched, _ = callgrind_count(paths[b], label, hi, n=size)
+                c_hi, served, _ = callgrind_count(paths[b], label, hi, n=size)
                 rows.append({"program": name, "binary": b, "variant": variant, "size": size,
-                             "boxes_per_run": boxes, "batched_boxes": batched,
+                             "boxes_per_run": boxes, "served": served,
                              "per_box": (c_hi - c_lo) / ((hi - lo) * boxes)})
         log(f"callgrind {name}: done")
     return rows
@@ -421,6 +424,9 @@ def main():
                     help="run only the criterion chunks whose name (e.g. alloc_drop/64B/1024, "
                          "programs/json) matches")
     ap.add_argument("--report-only", metavar="RUN_DIR", help="rewrite the report from a run")
+    ap.add_argument("--resume", metavar="RUN_DIR",
+                    help="a run that stopped after its criterion rounds: take them from "
+                         "RUN_DIR (target/suite/...) and measure the rest")
     ap.add_argument("--doc", default="docs/benchmarks.md")
     ap.add_argument("--img", default="docs/img")
     args = ap.parse_args()
@@ -433,7 +439,8 @@ def main():
     cfg = dict(QUICK if args.quick else FULL)
     if args.rounds:
         cfg["rounds"] = args.rounds
-    out = run_dir("suite", "quick" if args.quick else "full")
+    out = (os.path.abspath(args.resume) if args.resume
+           else run_dir("suite", "quick" if args.quick else "full"))
 
     started = time.time()
     paths = build()
@@ -452,7 +459,14 @@ def main():
         results["binaries"][b] = json.loads(out_info.strip().splitlines()[-1])
     log(f"results in {out}")
 
-    if not args.skip_criterion:
+    if args.resume:
+        loads = os.path.join(out, "loads.json")
+        if os.path.exists(loads):
+            with open(loads) as f:
+                results["load_during"] = json.load(f)
+        results["criterion"] = collect_criterion(out)
+        results["resumed"] = True
+    elif not args.skip_criterion:
         results["load_during"] = criterion_rounds(paths, out, cfg, args.quick, args.only)
         results["criterion"] = collect_criterion(out)
     if not args.skip_memory:
