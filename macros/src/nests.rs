@@ -8,7 +8,7 @@
 //! inside the closure or block.
 
 use syn::visit_mut::{self, VisitMut};
-use syn::{Expr, ExprConst, ExprRepeat, GenericArgument, Item, Macro, Pat, Type};
+use syn::Expr;
 
 use crate::emit::{self, Hint, Names};
 use crate::sites::Sites;
@@ -32,36 +32,7 @@ impl VisitMut for Nests<'_> {
         }
     }
 
-    fn visit_item_mut(&mut self, _: &mut Item) {
-        // Do not recurse into nested items: a nested `fn` is not part of this
-        // function, and carries its own `#[batch_alloc]` if it wants one.
-    }
-
-    fn visit_macro_mut(&mut self, _: &mut Macro) {
-        // Do not recurse into macro invocations: their tokens mean whatever
-        // the macro makes of them.
-    }
-
-    fn visit_expr_const_mut(&mut self, _: &mut ExprConst) {
-        // Do not recurse into `const` blocks: they run at compile time.
-    }
-
-    fn visit_expr_repeat_mut(&mut self, repeat: &mut ExprRepeat) {
-        // An array's length is a constant, evaluated at compile time.
-        self.visit_expr_mut(&mut repeat.expr);
-    }
-
-    fn visit_generic_argument_mut(&mut self, _: &mut GenericArgument) {
-        // Generic arguments are types or constants: nothing that runs.
-    }
-
-    fn visit_type_mut(&mut self, _: &mut Type) {
-        // Types hold no code that runs.
-    }
-
-    fn visit_pat_mut(&mut self, _: &mut Pat) {
-        // Patterns hold no code that runs.
-    }
+    visit_only_run_time_code!();
 }
 
 /// Input:  a `for`, `while` or `loop` expression that no loop of its body

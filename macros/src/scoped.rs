@@ -27,10 +27,7 @@ use std::mem;
 use proc_macro2::{Ident, Span};
 use quote::quote_spanned;
 use syn::visit_mut::{self, VisitMut};
-use syn::{
-    Expr, ExprAwait, ExprCall, ExprConst, ExprPath, ExprRepeat, GenericArgument, Item, Macro, Pat,
-    Path, Stmt, Type,
-};
+use syn::{Expr, ExprAwait, ExprCall, ExprPath, Item, Macro, Path, Stmt};
 
 use crate::box_new::is_box_new;
 use crate::emit::{block, private_path, site, take_attrs, Names};
@@ -142,37 +139,7 @@ impl VisitMut for Body<'_> {
         }
     }
 
-    fn visit_item_mut(&mut self, _: &mut Item) {
-        // Do not recurse into nested items: a nested `fn` is not part of this
-        // function, and carries its own `#[batch_alloc]` if it wants one.
-    }
-
-    fn visit_macro_mut(&mut self, _: &mut Macro) {
-        // Do not recurse into macro invocations: their tokens mean whatever
-        // the macro makes of them.
-    }
-
-    fn visit_expr_const_mut(&mut self, _: &mut ExprConst) {
-        // Do not recurse into `const` blocks: they run at compile time.
-    }
-
-    fn visit_expr_repeat_mut(&mut self, repeat: &mut ExprRepeat) {
-        // An array's length is a constant: a loop there runs at compile
-        // time, where a scope guard cannot.
-        self.visit_expr_mut(&mut repeat.expr);
-    }
-
-    fn visit_generic_argument_mut(&mut self, _: &mut GenericArgument) {
-        // Generic arguments are types or constants: nothing that runs.
-    }
-
-    fn visit_type_mut(&mut self, _: &mut Type) {
-        // Types hold no code that runs.
-    }
-
-    fn visit_pat_mut(&mut self, _: &mut Pat) {
-        // Patterns hold no code that runs.
-    }
+    visit_only_run_time_code!();
 }
 
 /// Whether a loop's body holds an `.await` the attribute cannot rewrite:

@@ -12,7 +12,7 @@
 use std::mem;
 
 use syn::visit_mut::{self, VisitMut};
-use syn::{Expr, ExprConst, ExprRepeat, GenericArgument, Item, Macro, Pat, Type};
+use syn::Expr;
 
 use crate::box_new::is_box_new;
 use crate::emit::{self, Hint, Names, Site};
@@ -86,29 +86,5 @@ impl VisitMut for Sites<'_> {
         }
     }
 
-    fn visit_item_mut(&mut self, _: &mut Item) {
-        // Do not recurse into nested items.
-    }
-
-    fn visit_macro_mut(&mut self, _: &mut Macro) {
-        // Do not recurse into macro invocations: `vec![Box::new(x)]` or
-        // `stringify!(Box::new(x))` get the tokens the user wrote.
-    }
-
-    fn visit_expr_const_mut(&mut self, _: &mut ExprConst) {
-        // Do not recurse into `const` blocks: they run at compile time.
-    }
-
-    fn visit_expr_repeat_mut(&mut self, repeat: &mut ExprRepeat) {
-        // An array's length is a constant, evaluated at compile time.
-        self.visit_expr_mut(&mut repeat.expr);
-    }
-
-    fn visit_generic_argument_mut(&mut self, _: &mut GenericArgument) {
-        // Generic arguments are types or constants: nothing that runs.
-    }
-
-    fn visit_type_mut(&mut self, _: &mut Type) {}
-
-    fn visit_pat_mut(&mut self, _: &mut Pat) {}
+    visit_only_run_time_code!();
 }
