@@ -14,6 +14,7 @@
 //! ([`Scope::suspend`]) and opens it again after ([`Scope::resume`]), since
 //! the future may move and other tasks run on the thread meanwhile.
 
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicUsize};
 
 use crate::class::{class_of, NO_CLASS};
@@ -191,8 +192,13 @@ fn first_scope() -> u8 {
 /// Closes the scope this thread has open.
 #[inline(always)]
 fn close() {
-    let state = heap::scope_state();
-    heap::set_scope_state(state.map_addr(|a| a & !(OPEN | CAPTURING)));
+    heap::set_scope_state(closed(heap::scope_state()));
+}
+
+/// `state` with no scope open.
+#[inline(always)]
+fn closed(state: ScopeState) -> ScopeState {
+    state.map_addr(|a| a & !(OPEN | CAPTURING))
 }
 
 impl Default for Scope {
@@ -224,7 +230,7 @@ pub fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
     }
     let state = heap::scope_state();
     let _restore = Restore(state);
-    heap::set_scope_state(state.map_addr(|a| a & !(OPEN | CAPTURING)));
+    heap::set_scope_state(closed(state));
     f()
 }
 
@@ -237,6 +243,18 @@ pub fn scope_on_this_thread() -> Option<bool> {
     heap::is_open(state).then(|| heap::captures(state))
 }
 
+/// A slot of `T`'s class from this thread's open scope: `None` if no scope
+/// is open, `T` is not batched or there is no memory.
+#[inline(always)]
+fn slot_in_scope<T>() -> Option<NonNull<u8>> {
+    let state = heap::scope_state();
+    let class = const { class_of::<T>() };
+    if heap::is_open(state) && class != NO_CLASS {
+        return alloc_in_scope(state, class);
+    }
+    None
+}
+
 /// `value` boxed in a slot of the open scope, or handed back if no scope is
 /// open, `T` is not batched or there is no memory: what [`boxed`] does, for
 /// the per-site report. Not public API.
@@ -244,15 +262,11 @@ pub fn scope_on_this_thread() -> Option<bool> {
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn try_boxed<T>(value: T) -> Result<Box<T>, T> {
-    let state = heap::scope_state();
-    let class = const { class_of::<T>() };
-    if heap::is_open(state) && class != NO_CLASS {
-        if let Some(slot) = alloc_in_scope(state, class) {
-            // SAFETY: as in `boxed`.
-            return Ok(unsafe { box_in_slot(slot, value) });
-        }
+    match slot_in_scope::<T>() {
+        // SAFETY: as in `boxed`.
+        Some(slot) => Ok(unsafe { box_in_slot(slot, value) }),
+        None => Err(value),
     }
-    Err(value)
 }
 
 /// Whether the runtime serves `T` at all (a size class fits it): for the
@@ -269,17 +283,13 @@ pub const fn batchable<T>() -> bool {
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn boxed<T>(value: T) -> Box<T> {
-    let state = heap::scope_state();
-    let class = const { class_of::<T>() };
-    if heap::is_open(state) && class != NO_CLASS {
-        if let Some(slot) = alloc_in_scope(state, class) {
-            // SAFETY: a slot of `T`'s class, reserved to this thread's scope,
-            // never handed out, its mark cleared; a scope opens only when
-            // `BatchAlloc` is the global allocator.
-            return unsafe { box_in_slot(slot, value) };
-        }
+    match slot_in_scope::<T>() {
+        // SAFETY: a slot of `T`'s class, reserved to this thread's scope,
+        // never handed out, its mark cleared; a scope opens only when
+        // `BatchAlloc` is the global allocator.
+        Some(slot) => unsafe { box_in_slot(slot, value) },
+        None => Box::new(value),
     }
-    Box::new(value)
 }
 
 /// Runs `f` when the process exits normally (`exit`, or `main` returning),
