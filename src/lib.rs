@@ -298,6 +298,18 @@ pub mod __private {
         }
     }
 
+    /// Why a `T` was a plain box at a site: `BatchAlloc` not installed, `T`
+    /// not batched, or else `otherwise`, what the site knows.
+    fn plain_because<T>(otherwise: Outcome) -> Outcome {
+        if !is_active() {
+            Outcome::NotInstalled
+        } else if !batchable::<T>() {
+            Outcome::NotBatched
+        } else {
+            otherwise
+        }
+    }
+
     /// What `#[batch_alloc]` turns `Box::new(value)` into, counted at
     /// `site` (see [`boxed`]).
     #[cfg_attr(debug_assertions, inline)]
@@ -315,15 +327,10 @@ pub mod __private {
                 boxed
             }
             Err(value) => {
-                site.count(if !is_active() {
-                    Outcome::NotInstalled
-                } else if !batchable::<T>() {
-                    Outcome::NotBatched
-                } else if scope_on_this_thread().is_none() {
-                    Outcome::Elsewhere
-                } else {
-                    Outcome::NoMemory
-                });
+                site.count(plain_because::<T>(match scope_on_this_thread() {
+                    None => Outcome::Elsewhere,
+                    Some(_) => Outcome::NoMemory,
+                }));
                 Box::new(value)
             }
         }
@@ -347,13 +354,7 @@ pub mod __private {
                 boxed
             }
             Err(value) => {
-                site.count(if !is_active() {
-                    Outcome::NotInstalled
-                } else if !batchable::<T>() {
-                    Outcome::NotBatched
-                } else {
-                    Outcome::Elsewhere
-                });
+                site.count(plain_because::<T>(Outcome::Elsewhere));
                 Box::new(value)
             }
         };
