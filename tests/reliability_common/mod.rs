@@ -23,6 +23,10 @@ pub use child::*;
 #[allow(unused_imports)]
 pub use rng::Rng;
 
+mod backlog;
+#[allow(unused_imports)]
+pub use backlog::Backlog;
+
 // The capture variants' objects and checks.
 mod captured;
 #[allow(unused_imports)]
