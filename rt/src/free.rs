@@ -34,11 +34,11 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
     let heap = heap::current();
     if HARDENED {
         // SAFETY: forwarded contract.
-        return unsafe { free_rare(heap, ptr, at.base, at.offset, size) };
+        return unsafe { free_rare(ptr, at.base, at.offset, size, heap) };
     }
     if span.owner.load(Ordering::Relaxed) != heap || size < 4 {
         // SAFETY: forwarded contract.
-        return unsafe { free_slow(heap, ptr, at.base, at.offset, size) };
+        return unsafe { free_slow(ptr, at.base, at.offset, size, heap) };
     }
     let offset = at.offset_in_frame();
     if CHECK_SLOT_STARTS {
@@ -76,19 +76,23 @@ fn last_slot_freed(heap: &HeapRecord, frame: u32, span: &Span, used: u32) {
 /// Every other free: a span on this thread's full queue, another thread's
 /// span, a box smaller than a link, the hardened checks. The common one, a
 /// remote free into an owned span, goes to this thread's outbox (no atomic
-/// instruction), or, on a thread without a heap, is one compare-and-swap;
-/// the rest go further out of line.
+/// instruction and no stack frame), or, on a thread without a heap, is one
+/// compare-and-swap; the rest go further out of line.
 ///
 /// # Safety
 /// - As for [`free`], with `base` and `offset` locating `ptr`.
 #[inline(never)]
 unsafe fn free_slow(
-    heap: *mut HeapRecord,
     ptr: *mut u8,
     base: *mut u8,
     offset: usize,
     size: usize,
+    heap: *mut HeapRecord,
 ) {
+    if heap == NO_HEAP {
+        // SAFETY: forwarded contract.
+        return unsafe { free_heapless(ptr, base, offset, size) };
+    }
     let at = Located { base, offset };
     let span = at.span();
     let owner = span.owner.load(Ordering::Relaxed);
@@ -96,14 +100,35 @@ unsafe fn free_slow(
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
         }
-        if heap != NO_HEAP {
-            // SAFETY: this thread's heap (records are never freed), and the
-            // slot is out and given up by its box, whose pointer covers the
-            // link.
-            return unsafe { post(&*heap, at, span, ptr) };
+        // SAFETY: this thread's heap (records are never freed), and the
+        // slot is out and given up by its box, whose pointer covers the
+        // link.
+        return unsafe { outbox::post(&*heap, at, span, ptr) };
+    }
+    // SAFETY: forwarded contract.
+    unsafe { free_rare(ptr, base, offset, size, heap) }
+}
+
+/// A free from a thread without a heap (registering one from inside
+/// `dealloc` could allocate): one compare-and-swap onto the span's remote
+/// list, the owner being always another thread. Out of line, so that its
+/// loop's registers cost the outbox path nothing; its arguments come first
+/// in `free_slow`'s and `free_rare`'s lists (the heap, known here, last),
+/// so both calls are plain jumps.
+///
+/// # Safety
+/// - As for [`free_slow`], on a thread without a heap.
+#[inline(never)]
+unsafe fn free_heapless(ptr: *mut u8, base: *mut u8, offset: usize, size: usize) {
+    let at = Located { base, offset };
+    let span = at.span();
+    if size >= 4 && !span.owner.load(Ordering::Relaxed).is_null() {
+        if CHECK_SLOT_STARTS {
+            check_slot_start(span, at.offset_in_frame());
         }
         // SAFETY: the slot is out and given up by its box (the caller's
-        // contract), whose pointer covers the link; only this push writes it.
+        // contract), whose pointer covers the link; only this push writes
+        // it.
         let link = move |next| unsafe { write_link(ptr, next, 0) };
         // SAFETY: forwarded contract.
         if unsafe { remote::push_plain(span, at.offset_in_frame(), link) } {
@@ -111,7 +136,7 @@ unsafe fn free_slow(
         }
     }
     // SAFETY: forwarded contract.
-    unsafe { free_rare(heap, ptr, base, offset, size) }
+    unsafe { free_rare(ptr, base, offset, size, NO_HEAP) }
 }
 
 /// A free into a span of this thread's full queue, an armed, abandoned or
@@ -123,11 +148,11 @@ unsafe fn free_slow(
 #[cfg_attr(not(feature = "hardened"), cold)]
 #[inline(never)]
 unsafe fn free_rare(
-    heap: *mut HeapRecord,
     ptr: *mut u8,
     base: *mut u8,
     offset: usize,
     size: usize,
+    heap: *mut HeapRecord,
 ) {
     let slot = Slot {
         ptr,
@@ -151,7 +176,7 @@ unsafe fn free_rare(
     }
     if size >= 4 && !owner.is_null() && heap != NO_HEAP {
         // SAFETY: as in `free_slow`; the hardened checks are done.
-        return unsafe { post(&*heap, slot.at, span, ptr) };
+        return unsafe { outbox::post(&*heap, slot.at, span, ptr) };
     }
     let key = link::key(span);
     // SAFETY: the slot is given up by its box, and only this push writes
@@ -166,17 +191,6 @@ unsafe fn free_rare(
     // SAFETY: forwarded contract.
     let pushed = unsafe { remote::push_chain(span, slot.at.offset_in_frame(), 1, link) };
     after_remote_push(pushed, slot.at.frame(), span);
-}
-
-/// Frees a slot of another heap's span through this thread's outbox.
-///
-/// # Safety
-/// - As for [`outbox::post`], with `at` locating the slot and `ptr` its
-///   box's pointer.
-#[inline(always)]
-unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, ptr: *mut u8) {
-    // SAFETY: forwarded contract.
-    unsafe { outbox::post(heap, at.frame(), span, at.offset_in_frame(), ptr, at.ptr()) }
 }
 
 /// A checked free on the owner thread that the fast path left out: the span

@@ -17,7 +17,7 @@
 
 use crate::link::{self, write_link};
 use crate::queues::after_remote_push;
-use crate::region;
+use crate::region::{self, Located};
 use crate::remote;
 use crate::sync::Ordering;
 use crate::types::{link_to, linked_frame, HeapRecord, Outgoing, Span, OUTBOX_SPANS};
@@ -30,34 +30,28 @@ pub(crate) const OUTBOX_LIMIT: u32 = 64;
 /// its own push at once.
 ///
 /// The common case (the span's chain is under way) touches only this
-/// thread's heap and the slot: no atomic instruction, no call but a tail
-/// one, so the caller needs no stack frame.
+/// thread's heap and the slot: no atomic instruction, and every call a
+/// tail call with its arguments in registers, so the caller needs no stack
+/// frame.
 ///
 /// # Safety
 /// - `heap` is this thread's heap, with no reference from
 ///   `HeapRecord::local` live.
-/// - The slot at `offset` of frame `frame` (span `span`) is out, given up
-///   by its box, which `slot` (covering the link's four bytes) points to;
-///   `in_region` points to it too, derived from the region.
+/// - The slot `at` locates, of `span`, is out, given up by its box, whose
+///   pointer `slot` covers the link's four bytes.
 #[inline(always)]
-pub(crate) unsafe fn post(
-    heap: &HeapRecord,
-    frame: u32,
-    span: &Span,
-    offset: u32,
-    slot: *mut u8,
-    in_region: *mut u8,
-) {
+pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, slot: *mut u8) {
+    let frame = at.frame();
     // SAFETY: this thread's heap (the caller's contract).
     let local = unsafe { heap.local() };
     let entry = &mut local.outbox[frame as usize % OUTBOX_SPANS];
     if entry.frame != link_to(frame) {
         // SAFETY: forwarded contract.
-        return unsafe { start_chain(heap, entry, frame, span, offset, slot, in_region) };
+        return unsafe { start_chain(slot, at.base, at.offset, heap) };
     }
     // SAFETY: the slot is given up and covered by `slot`.
     unsafe { write_link(slot, entry.head, link::key(span)) };
-    entry.head = offset;
+    entry.head = at.offset_in_frame();
     // No overflow: a chain is sent at OUTBOX_LIMIT slots.
     entry.count = entry.count.wrapping_add(1);
     publish(heap, 1);
@@ -70,19 +64,20 @@ pub(crate) unsafe fn post(
 /// chain the entry holds for another span, then starts one for this span,
 /// or pushes the slot at once if the span is armed or abandoned.
 ///
+/// Takes the slot's location as two scalars, and its arguments in the
+/// order `free_slow` holds them in registers, so that [`post`] reaches it
+/// with a plain jump.
+///
 /// # Safety
-/// - As for [`post`], with `entry` the span's entry.
+/// - As for [`post`], with `base` and `offset` locating the slot.
 #[cold]
 #[inline(never)]
-unsafe fn start_chain(
-    heap: &HeapRecord,
-    entry: &mut Outgoing,
-    frame: u32,
-    span: &Span,
-    offset: u32,
-    slot: *mut u8,
-    in_region: *mut u8,
-) {
+unsafe fn start_chain(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRecord) {
+    let at = Located { base, offset };
+    let (frame, span) = (at.frame(), at.span());
+    // SAFETY: this thread's heap (the caller's contract).
+    let local = unsafe { heap.local() };
+    let entry = &mut local.outbox[frame as usize % OUTBOX_SPANS];
     if entry.frame != 0 {
         send(heap, entry);
     }
@@ -92,15 +87,15 @@ unsafe fn start_chain(
         // push writes its link.
         let link = |next| unsafe { write_link(slot, next, key) };
         // SAFETY: the slot is out of `span` and given up.
-        let pushed = unsafe { remote::push_chain(span, offset, 1, link) };
+        let pushed = unsafe { remote::push_chain(span, at.offset_in_frame(), 1, link) };
         after_remote_push(pushed, frame, span);
         return;
     }
     *entry = Outgoing {
         frame: link_to(frame),
-        head: offset,
+        head: at.offset_in_frame(),
         count: 1,
-        tail: in_region,
+        tail: at.ptr(),
     };
     publish(heap, 1);
 }
