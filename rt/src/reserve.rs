@@ -3,6 +3,7 @@
 //! `queues::give_back`.)
 
 use crate::class;
+use crate::fatal::fatal;
 use crate::link::{self, read_link};
 use crate::outbox;
 use crate::queues::{drain_mailbox, merge_remote, move_to, push_front};
@@ -178,15 +179,28 @@ fn take_slots(
         let base = frame_base(frame);
         let key = link::key(span);
         let head = sl.free_head;
-        let mut taken = 1;
-        // SAFETY: free slots of this span hold links written by this thread
-        // or made visible by a take's acquire.
-        let mut next = unsafe { read_link(base.wrapping_add(head as usize), key) };
-        while taken < need && next != NIL {
-            // SAFETY: as above.
-            next = unsafe { read_link(base.wrapping_add(next as usize), key) };
-            taken = taken.saturating_add(1);
-        }
+        // The counting equation gives the list's length: a run that wants
+        // all of it takes it without a walk (the batch follows the links as
+        // it hands the slots out).
+        let listed = listed_slots(sl, span);
+        let (taken, next) = if need >= listed {
+            if cfg!(debug_assertions) {
+                // SAFETY: as below.
+                check_list_length(base, head, listed, key);
+            }
+            (listed, NIL)
+        } else {
+            let mut taken = 1;
+            // SAFETY: free slots of this span hold links written by this
+            // thread or made visible by a take's acquire.
+            let mut next = unsafe { read_link(base.wrapping_add(head as usize), key) };
+            while taken < need && next != NIL {
+                // SAFETY: as above.
+                next = unsafe { read_link(base.wrapping_add(next as usize), key) };
+                taken = taken.saturating_add(1);
+            }
+            (taken, next)
+        };
         reservation.list_head = head;
         reservation.list_len = taken;
         sl.free_head = next;
@@ -214,6 +228,40 @@ fn take_slots(
     // most the span's slot count.
     span.set_used(span.used().wrapping_add(reservation.len));
     Some(reservation)
+}
+
+/// Length of the owner's free list of a span whose list is not empty, by
+/// the counting equation (`slots == used + listed + fresh`). Metadata that
+/// breaks the equation is corrupted (a double free in a build without the
+/// checks): abort rather than hand out slots past the list's end.
+#[inline]
+fn listed_slots(sl: &SpanLocal, span: &Span) -> u32 {
+    match sl
+        .slots
+        .checked_sub(span.used())
+        .and_then(|n| n.checked_sub(sl.fresh))
+    {
+        Some(listed) if listed > 0 => listed,
+        _ => fatal("batch-alloc: corrupted span counts (double free?)"),
+    }
+}
+
+/// Debug builds: aborts unless the free list from `head` holds exactly
+/// `listed` slots.
+#[cold]
+fn check_list_length(base: *mut u8, head: u32, listed: u32, key: u32) {
+    let mut next = head;
+    for _ in 0..listed {
+        if next == NIL {
+            fatal("batch-alloc: free list shorter than the span's counts");
+        }
+        // SAFETY: free slots of this span hold links written by the owner
+        // or made visible by a take's acquire.
+        next = unsafe { read_link(base.wrapping_add(next as usize), key) };
+    }
+    if next != NIL {
+        fatal("batch-alloc: free list longer than the span's counts");
+    }
 }
 
 /// Moves a span with nothing left to reserve onto the full queue, armed so
