@@ -120,7 +120,8 @@ pub struct RawBatch {
     /// Allocations still to be plain boxes before the next refill: a tiny
     /// loop's first ones, or all of them once the batch cannot reserve.
     plain_due: u32,
-    /// First byte of the frame of the current reservation; null if none.
+    /// First byte of the frame of the current reservation; null exactly
+    /// while there is none.
     base: *mut u8,
     frame: u32,
     /// The link key of the current reservation's span.
@@ -306,34 +307,38 @@ impl RawBatch {
     }
 
     /// Ends the current reservation, giving back what it did not hand out.
+    /// One test while nothing is reserved (`base` is null exactly then), so
+    /// that a batch that never reserves costs its drop one comparison.
     #[inline]
     fn settle(&mut self) {
-        if self.cur != self.end || self.recycled_left > 0 {
-            self.give_back_unused();
+        if !self.base.is_null() {
+            self.end_reservation();
         }
-        self.base = ptr::null_mut();
-        self.cur = ptr::null_mut();
-        self.end = ptr::null_mut();
     }
 
     #[cold]
     #[inline(never)]
-    fn give_back_unused(&mut self) {
-        let offset = |p: *mut u8| (p.addr() - self.base.addr()) as u32;
-        let stride = class::shape(self.class).size as usize;
-        let run = (self.end.addr() - self.cur.addr()) / stride;
-        let list_len = self.recycled_left;
-        let unused = Reservation {
-            frame: self.frame,
-            list_head: if list_len > 0 { offset(self.list) } else { 0 },
-            list_len,
-            bump_start: offset(self.cur),
-            bump_end: offset(self.end),
-            len: list_len + run as u32,
-        };
-        // SAFETY: the unused slots were never handed out and are still linked
-        // as the reservation handed them over.
-        unsafe { give_back(heap::current(), unused, Tally::Batch) };
+    fn end_reservation(&mut self) {
+        if self.cur != self.end || self.recycled_left > 0 {
+            let offset = |p: *mut u8| (p.addr() - self.base.addr()) as u32;
+            let stride = class::shape(self.class).size as usize;
+            let run = (self.end.addr() - self.cur.addr()) / stride;
+            let list_len = self.recycled_left;
+            let unused = Reservation {
+                frame: self.frame,
+                list_head: if list_len > 0 { offset(self.list) } else { 0 },
+                list_len,
+                bump_start: offset(self.cur),
+                bump_end: offset(self.end),
+                len: list_len + run as u32,
+            };
+            // SAFETY: the unused slots were never handed out and are still
+            // linked as the reservation handed them over.
+            unsafe { give_back(heap::current(), unused, Tally::Batch) };
+        }
+        self.base = ptr::null_mut();
+        self.cur = ptr::null_mut();
+        self.end = ptr::null_mut();
         self.list = ptr::null_mut();
         self.recycled_left = 0;
     }
@@ -342,9 +347,7 @@ impl RawBatch {
 impl Drop for RawBatch {
     #[inline]
     fn drop(&mut self) {
-        if self.cur != self.end || self.recycled_left > 0 {
-            self.give_back_unused();
-        }
+        self.settle();
     }
 }
 
