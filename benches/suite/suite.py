@@ -115,6 +115,8 @@ MEMORY_SIZES = [16, 64]
 
 # The README whose benchmark section (between its markers) the report rewrites.
 README_SECTION = "README.md"
+# The page the report writes unless told otherwise.
+DEFAULT_DOC = "docs/benchmarks.md"
 MEMORY_N = 1_000_000
 
 
@@ -405,12 +407,14 @@ def ensure_plot_python():
     return python
 
 
-def report(results, doc, img):
-    """Runs report.py on a results.json (or a run directory holding one)."""
+def report(results, doc, img, readme):
+    """Runs report.py on a results.json (or a run directory holding one);
+    rewrites the README's section too if `readme`."""
     python = ensure_plot_python()
     here = os.path.dirname(os.path.abspath(__file__))
-    run([python, os.path.join(here, "report.py"), results, "--doc", doc, "--img", img,
-         "--readme", README_SECTION], cwd=ROOT)
+    extra = ["--readme", README_SECTION] if readme else []
+    run([python, os.path.join(here, "report.py"), results, "--doc", doc, "--img", img] + extra,
+        cwd=ROOT)
 
 
 def main():
@@ -427,13 +431,15 @@ def main():
     ap.add_argument("--resume", metavar="RUN_DIR",
                     help="a run that stopped after its criterion rounds: take them from "
                          "RUN_DIR (target/suite/...) and measure the rest")
-    ap.add_argument("--doc", default="docs/benchmarks.md")
+    ap.add_argument("--doc", default=DEFAULT_DOC,
+                    help="the page to write; the README's section is rewritten only for the "
+                         "default page and a run of every chunk (no --only)")
     ap.add_argument("--img", default="docs/img")
     args = ap.parse_args()
     os.chdir(ROOT)
 
     if args.report_only:
-        report(os.path.abspath(args.report_only), args.doc, args.img)
+        report(os.path.abspath(args.report_only), args.doc, args.img, args.doc == DEFAULT_DOC)
         return
 
     cfg = dict(QUICK if args.quick else FULL)
@@ -480,7 +486,8 @@ def main():
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     log(f"measured in {results['seconds']} s; writing the report")
-    report(os.path.join(out, "results.json"), args.doc, args.img)
+    readme = args.doc == DEFAULT_DOC and not args.only
+    report(os.path.join(out, "results.json"), args.doc, args.img, readme)
     log(f"wrote {args.doc} and {args.img}/")
 
 
