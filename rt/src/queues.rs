@@ -126,6 +126,20 @@ pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
     span.set_used(used);
 }
 
+/// Takes the span's remote list onto its own free list. Owner only.
+#[cold]
+pub(crate) fn collect(frame: u32, span: &Span) {
+    let (head, n) = remote::take(
+        span,
+        Take {
+            from_mailbox: false,
+            arm_if_empty: false,
+        },
+    );
+    // SAFETY: this thread owns the span; no local reference is live.
+    unsafe { merge_remote(frame, span, head, n) };
+}
+
 /// Takes every span that remote frees put in the mailbox off the full
 /// queue, collecting what was freed. Owner only.
 #[inline]
@@ -194,6 +208,10 @@ pub(crate) fn release_empty_spans(local: &mut HeapLocal) {
             // SAFETY: the span belongs to this heap; no local reference is
             // live.
             next = unsafe { span.local().next };
+            // Slots other threads freed count: a span they emptied goes too.
+            if remote::has_pending(span) {
+                collect(frame, span);
+            }
             if span.used() == 0 {
                 // SAFETY: owned, empty; `next` was read before the unlink.
                 unsafe { release_if_idle(local, frame, span) };

@@ -6,10 +6,10 @@ use crate::class;
 use crate::fatal::fatal;
 use crate::link::{self, read_link};
 use crate::outbox;
-use crate::queues::{drain_mailbox, merge_remote, move_to, push_front};
+use crate::queues::{collect, drain_mailbox, move_to, push_front};
 use crate::record::count_reserve;
 use crate::region::{self, frame_base};
-use crate::remote::{self, Take};
+use crate::remote;
 use crate::sync::Ordering;
 use crate::types::{
     linked_frame, HeapLocal, HeapRecord, Reservation, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL,
@@ -142,20 +142,6 @@ fn reserve_slow(
         }
         park_full(local, frame, span);
     }
-}
-
-/// Takes the span's remote list onto its own free list. Owner only.
-#[cold]
-fn collect(frame: u32, span: &Span) {
-    let (head, n) = remote::take(
-        span,
-        Take {
-            from_mailbox: false,
-            arm_if_empty: false,
-        },
-    );
-    // SAFETY: this thread owns the span; no local reference is live.
-    unsafe { merge_remote(frame, span, head, n) };
 }
 
 /// Takes up to `want` slots, recycled ones first. Unless `known`, a fresh run
