@@ -11,6 +11,8 @@
 //! the common case touches the span's read-mostly line and the owner's line
 //! only.
 
+use core::ptr;
+
 use crate::fatal::fatal;
 use crate::heap;
 use crate::link::{self, check_slot_start, write_link, CHECK_SLOT_STARTS, HARDENED, MARK_OFFSET};
@@ -76,8 +78,7 @@ fn last_slot_freed(heap: &HeapRecord, frame: u32, span: &Span, used: u32) {
 /// Every other free: a span on this thread's full queue, another thread's
 /// span, a box smaller than a link, the hardened checks. The common one, a
 /// remote free into an owned span, goes to this thread's outbox (no atomic
-/// instruction and no stack frame), or, on a thread without a heap, is one
-/// compare-and-swap; the rest go further out of line.
+/// instruction and no stack frame); the rest go further out of line.
 ///
 /// # Safety
 /// - As for [`free`], with `base` and `offset` locating `ptr`.
@@ -91,7 +92,7 @@ unsafe fn free_slow(
 ) {
     if heap == NO_HEAP {
         // SAFETY: forwarded contract.
-        return unsafe { free_heapless(ptr, base, offset, size) };
+        return unsafe { free_without_heap(ptr, base, offset, size) };
     }
     let at = Located { base, offset };
     let span = at.span();
@@ -109,17 +110,30 @@ unsafe fn free_slow(
     unsafe { free_rare(ptr, base, offset, size, heap) }
 }
 
-/// A free from a thread without a heap (registering one from inside
-/// `dealloc` could allocate): one compare-and-swap onto the span's remote
-/// list, the owner being always another thread. Out of line, so that its
-/// loop's registers cost the outbox path nothing; its arguments come first
-/// in `free_slow`'s and `free_rare`'s lists (the heap, known here, last),
-/// so both calls are plain jumps.
+/// A free on a thread that has no heap: a thread that never allocated from
+/// a batch or scope, freeing slots other threads handed it. It gets a heap
+/// here, once, so that this free and its later ones go through its outbox
+/// and its exit sends what the outbox holds. Making the heap is safe at
+/// this point: the free has touched nothing yet, and what registering the
+/// thread's exit guard may allocate (std's destructor list, where the
+/// platform lacks `__cxa_thread_atexit_impl`) is an ordinary pass-through
+/// allocation, since a thread without a heap has no scope open. A thread
+/// that cannot have one (it is exiting) pushes the slot with one
+/// compare-and-swap.
+///
+/// Its arguments come first in `free_slow`'s and `free_rare`'s lists (the
+/// heap last), so that the calls are plain jumps.
 ///
 /// # Safety
 /// - As for [`free_slow`], on a thread without a heap.
+#[cold]
 #[inline(never)]
-unsafe fn free_heapless(ptr: *mut u8, base: *mut u8, offset: usize, size: usize) {
+unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: usize) {
+    if let Some(heap) = heap::current_or_init() {
+        let heap = ptr::from_ref(heap).cast_mut();
+        // SAFETY: forwarded contract; `heap` is now this thread's.
+        return unsafe { free_slow(ptr, base, offset, size, heap) };
+    }
     let at = Located { base, offset };
     let span = at.span();
     if size >= 4 && !span.owner.load(Ordering::Relaxed).is_null() {
@@ -174,6 +188,12 @@ unsafe fn free_rare(
         unsafe { free_owned(heap, span, slot, owner != heap) };
         return;
     }
+    // A thread without a heap gets one, as in `free_without_heap` (the
+    // hardened checks come here first).
+    let heap = match heap == NO_HEAP && size >= 4 && !owner.is_null() {
+        true => heap::current_or_init().map_or(NO_HEAP, |h| ptr::from_ref(h).cast_mut()),
+        false => heap,
+    };
     if size >= 4 && !owner.is_null() && heap != NO_HEAP {
         // SAFETY: as in `free_slow`; the hardened checks are done.
         return unsafe { outbox::post(&*heap, slot.at, span, ptr) };

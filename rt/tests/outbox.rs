@@ -11,7 +11,7 @@ use std::sync::mpsc::channel;
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use batch_alloc_rt::{stats, Batch, BatchAlloc};
+use batch_alloc_rt::{stats, trim, Batch, BatchAlloc};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -32,6 +32,7 @@ fn outboxes() {
     waiting_frees_count_as_freed_in_stats_read_elsewhere();
     chains_reach_spans_whose_owner_exited();
     an_exiting_thread_sends_its_chains();
+    a_thread_that_never_batched_frees_through_an_outbox();
 }
 
 fn waiting_frees_count_as_freed_in_stats_read_elsewhere() {
@@ -117,4 +118,46 @@ fn an_exiting_thread_sends_its_chains() {
     drop(again);
     let after = stats();
     assert_eq!(after.live_slots, before.live_slots);
+}
+
+/// A thread that only frees (it never allocated from a batch) gets a heap
+/// at its first free of another thread's slot, so its frees wait in its
+/// outbox like any other thread's: the owner cannot empty its span while
+/// the freer idles, and can once the freer has exited.
+fn a_thread_that_never_batched_frees_through_an_outbox() {
+    trim();
+    let before = stats();
+    let boxes = batch_of(BOXES);
+    let freed = Arc::new(Barrier::new(2));
+    let done = Arc::new(Barrier::new(2));
+    let freer = {
+        let (freed, done) = (freed.clone(), done.clone());
+        thread::spawn(move || {
+            drop(boxes);
+            freed.wait();
+            done.wait();
+        })
+    };
+    freed.wait();
+    let during = stats();
+    // Collects what the freer sent and releases every span left empty.
+    trim();
+    let trimmed = stats();
+    done.wait();
+    freer.join().unwrap();
+    trim();
+    let after = stats();
+    assert_eq!(
+        during.live_slots, before.live_slots,
+        "waiting frees counted as live"
+    );
+    assert!(
+        trimmed.span_bytes > before.span_bytes,
+        "the freer's last frees did not wait in an outbox: {before:?} -> {trimmed:?}"
+    );
+    assert_eq!(after.live_slots, before.live_slots);
+    assert_eq!(
+        after.span_bytes, before.span_bytes,
+        "the span did not come back once the freer exited"
+    );
 }
