@@ -13,9 +13,10 @@
 //! `#[batch_alloc(boxes)]`: what the attribute's loop costs, scope or batch
 //! set-up included);
 //! `batch_cross`, `box_new_cross` (allocate N here, drop them on another
-//! thread, one that has never allocated from a batch: no heap, so its frees
-//! are one compare-and-swap each); `batch_cross_heap` (the same, the other
-//! thread with a heap of its own: its frees go through its outbox); `batch_shared`, `box_new_shared` (allocate N here, then drop
+//! thread, one that has never allocated from a batch: it gets a heap at its
+//! first free, and its frees go through its outbox); `batch_cross_heap`
+//! (the same, the other thread having made its heap with a batch first);
+//! `batch_shared`, `box_new_shared` (allocate N here, then drop
 //! every other one here while another thread drops the rest at the same
 //! time: the owner's frees and remote frees into the same spans at once).
 

@@ -153,8 +153,10 @@ fn init_current() -> Option<&'static HeapRecord> {
 // ---- trim ----
 
 /// Gives memory back now: what the calling thread's heap holds and nothing
-/// uses (its runs' unused slots, its empty spans), then the memory of every
-/// empty frame, the resident pool's included. Frees nothing that is in use.
+/// uses (the frees of other threads' slots waiting in its outbox, its runs'
+/// unused slots, its empty spans, counting slots other threads have freed
+/// into them), then the memory of every empty frame, the resident pool's
+/// included. Frees nothing that is in use.
 ///
 /// Memory goes back on its own anyway (empty frames past a resident pool of
 /// 32 MiB after 100 ms unused, a thread's runs and spans when it exits);

@@ -24,8 +24,9 @@
 //!   span's own free list with no atomic instruction.
 //! - **remote free**: a free on any other thread. The freeing thread chains
 //!   its frees per span in its **outbox** and pushes each chain onto the
-//!   span's remote list with one compare-and-swap (a thread without a heap
-//!   pushes each free); the owner takes the list back in one exchange.
+//!   span's remote list with one compare-and-swap (a thread that has no
+//!   heap gets one at its first remote free; only an exiting thread pushes
+//!   each free); the owner takes the list back in one exchange.
 //! - **scope**: while an annotated loop runs, its thread's allocations come
 //!   from **runs**, per-class stretches of slots the thread keeps between
 //!   scopes; see [`Scope`].

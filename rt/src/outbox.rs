@@ -8,8 +8,15 @@
 //! [`OUTBOX_LIMIT`], when the thread refills, reads `stats()` or exits.
 //! (snmalloc's `RemoteDeallocCache`; mimalloc pushes each free.) A span
 //! that is armed (its owner waits for a free) or abandoned (its owner is
-//! gone) when its chain would start gets its frees at once instead, and a
-//! thread without a heap keeps the one-CAS path.
+//! gone) when its chain would start gets its frees at once instead. A
+//! thread without a heap gets one at its first remote free (`free.rs`), so
+//! every thread has an outbox but one that is exiting, which pushes each
+//! free with one compare-and-swap.
+//!
+//! A thread that stops freeing keeps its chains (at most [`OUTBOX_SPANS`]
+//! of them, each under [`OUTBOX_LIMIT`] slots) until it next frees, refills,
+//! reads `stats()`, calls `trim()` or exits: meanwhile their spans cannot
+//! empty, and their owners reuse the rest of them from free lists.
 //!
 //! Slots in a chain are still out of their span: the owner's `used` counts
 //! them, and so does an abandoned span's word, so a span cannot be reclaimed
