@@ -75,8 +75,10 @@ impl Fixture {
         self.memory[index as usize].get().cast()
     }
 
-    /// A remote free of slot `index`, as `free_slow` does it. Returns true if
-    /// this free reclaimed the (abandoned) span.
+    /// A remote free of slot `index` pushed at once, as `free_without_heap`
+    /// (an exiting thread) and `free_rare` do it, and as a chain of one
+    /// (the outbox's first free into an armed or abandoned span). Returns
+    /// true if this free reclaimed the (abandoned) span.
     fn free_remotely(&self, index: u32) -> bool {
         let offset = index * 8;
         let owner = self.span.owner.load(Relaxed);
