@@ -199,13 +199,16 @@ def main():
     ap.add_argument("--note", help="a sentence for the top of the page (what this run is for)")
     ap.add_argument("--report-only", metavar="RESULTS",
                     help="rewrite the page from a results.json (or a run directory)")
-    ap.add_argument("--doc", default="docs/programs.md")
-    ap.add_argument("--readme", default="README.md",
-                    help="README whose programs section to rewrite ('' for none)")
+    ap.add_argument("--doc", help="the page to write (default docs/programs.md; for a run "
+                    "of a subset, --programs, --allocators or --variants, the run's directory)")
+    ap.add_argument("--readme", help="README whose programs section to rewrite ('' for "
+                    "none; default README.md, but none for a run of a subset)")
     args = ap.parse_args()
     os.chdir(ROOT)
 
     if args.report_only:
+        args.doc = args.doc or "docs/programs.md"
+        args.readme = "README.md" if args.readme is None else args.readme
         path = os.path.abspath(args.report_only)
         if os.path.isdir(path):
             path = os.path.join(path, "results.json")
@@ -239,6 +242,13 @@ def main():
     mode = "quick" if args.quick else "full"
     out = suite.run_dir("programs", mode)
     log(f"results in {out}")
+    # A subset is an experiment: it leaves the committed page and the
+    # README alone unless told otherwise.
+    subset = bool(args.programs or args.allocators or args.variants)
+    if args.doc is None:
+        args.doc = os.path.join(out, "programs.md") if subset else "docs/programs.md"
+    if args.readme is None:
+        args.readme = "" if subset else "README.md"
 
     command = "benches/suite/programs.sh " + shlex.join(sys.argv[1:])
     results = {
