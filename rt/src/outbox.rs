@@ -67,9 +67,15 @@ pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, slot: *mu
     }
 }
 
-/// The first free into a span since its entry last held it: sends the
-/// chain the entry holds for another span, then starts one for this span,
-/// or pushes the slot at once if the span is armed or abandoned.
+/// The first free into a span since its entry last held it. If the entry
+/// holds another span's chain, the slot is pushed at once and the entry
+/// counts a miss, until [`MISSES_TO_EVICT`] misses send that chain and give
+/// the entry to the span of the free that comes next: frees that move on
+/// from one span to the next (a list dropped in the order it was made) pay
+/// a few pushes per span, and frees scattered over many spans (a graph
+/// dropped in any order) pay about one push each, as without an outbox,
+/// rather than a send and a new chain each. A span that is armed or
+/// abandoned gets its frees at once.
 ///
 /// Takes the slot's location as two scalars, and its arguments in the
 /// order `free_slow` holds them in registers, so that [`post`] reaches it
@@ -81,6 +87,28 @@ pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, slot: *mu
 #[inline(never)]
 unsafe fn start_chain(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRecord) {
     let at = Located { base, offset };
+    // SAFETY: this thread's heap (the caller's contract).
+    let local = unsafe { heap.local() };
+    let entry = &mut local.outbox[at.frame() as usize % OUTBOX_SPANS];
+    if entry.frame != 0 && entry.misses < MISSES_TO_EVICT {
+        entry.misses = entry.misses.wrapping_add(1);
+        // SAFETY: forwarded contract.
+        return unsafe { push_now(slot, base, offset) };
+    }
+    // SAFETY: forwarded contract.
+    unsafe { take_entry(slot, base, offset, heap) }
+}
+
+/// Gives the entry of the slot's span to that span: sends the chain it
+/// holds, then starts the span's chain with the slot (or pushes the slot at
+/// once if the span is armed or abandoned).
+///
+/// # Safety
+/// - As for [`start_chain`].
+#[cold]
+#[inline(never)]
+unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRecord) {
+    let at = Located { base, offset };
     let (frame, span) = (at.frame(), at.span());
     // SAFETY: this thread's heap (the caller's contract).
     let local = unsafe { heap.local() };
@@ -89,22 +117,44 @@ unsafe fn start_chain(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRe
         send(heap, entry);
     }
     if remote::needs_prompt_free(span) {
-        let key = link::key(span);
-        // SAFETY: the slot is given up and covered by `slot`; only this
-        // push writes its link.
-        let link = |next| unsafe { write_link(slot, next, key) };
-        // SAFETY: the slot is out of `span` and given up.
-        let pushed = unsafe { remote::push_chain(span, at.offset_in_frame(), 1, link) };
-        after_remote_push(pushed, frame, span);
-        return;
+        // SAFETY: forwarded contract.
+        return unsafe { push_now(slot, base, offset) };
     }
     *entry = Outgoing {
         frame: link_to(frame),
         head: at.offset_in_frame(),
         count: 1,
+        misses: 0,
         tail: at.ptr(),
     };
     publish(heap, 1);
+}
+
+/// Misses an entry takes (frees into other spans that map to it) before
+/// its chain is sent to make room.
+const MISSES_TO_EVICT: u32 = 16;
+
+/// Pushes one slot onto its span's remote list now. Its arguments are
+/// [`start_chain`]'s, in the same registers, so that reaching it is a jump.
+///
+/// # Safety
+/// - The slot that `base` and `offset` locate is out and given up by its
+///   box, whose pointer `slot` covers the link's four bytes.
+#[inline(never)]
+unsafe fn push_now(slot: *mut u8, base: *mut u8, offset: usize) {
+    let at = Located { base, offset };
+    let span = at.span();
+    let key = link::key(span);
+    // SAFETY: the slot is given up and covered by `slot`; only this push
+    // writes its link.
+    let link = |next| unsafe { write_link(slot, next, key) };
+    // SAFETY: the slot is out of `span` and given up.
+    if unsafe { remote::push_plain(span, at.offset_in_frame(), link) } {
+        return;
+    }
+    // SAFETY: as above (the chain push writes the link again).
+    let pushed = unsafe { remote::push_chain(span, at.offset_in_frame(), 1, link) };
+    after_remote_push(pushed, at.frame(), span);
 }
 
 /// Sends every chain. Owner of `heap` only, with no reference from

@@ -367,6 +367,9 @@ pub(crate) struct Outgoing {
     pub head: u32,
     /// Slots in the chain.
     pub count: u32,
+    /// Frees into other spans that mapped to this entry since it took its
+    /// span (see `outbox::start_chain`).
+    pub misses: u32,
     /// The chain's last slot, derived from the region (its link is written
     /// when the chain is sent, after its box's free has returned).
     pub tail: *mut u8,
@@ -377,6 +380,7 @@ impl Outgoing {
         frame: 0,
         head: 0,
         count: 0,
+        misses: 0,
         tail: ptr::null_mut(),
     };
 }

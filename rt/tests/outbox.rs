@@ -33,6 +33,7 @@ fn outboxes() {
     chains_reach_spans_whose_owner_exited();
     an_exiting_thread_sends_its_chains();
     a_thread_that_never_batched_frees_through_an_outbox();
+    frees_scattered_over_many_spans_all_come_back();
 }
 
 fn waiting_frees_count_as_freed_in_stats_read_elsewhere() {
@@ -159,5 +160,42 @@ fn a_thread_that_never_batched_frees_through_an_outbox() {
     assert_eq!(
         after.span_bytes, before.span_bytes,
         "the span did not come back once the freer exited"
+    );
+}
+
+/// Frees that jump from span to span (each entry of the outbox sees frees
+/// into other spans: pushed at once, until the entry gives way) and frees
+/// that stay in a span (chained) mix; every slot must come back, and the
+/// spans once the freer has exited.
+fn frees_scattered_over_many_spans_all_come_back() {
+    let n = if cfg!(miri) { 300 } else { 20_000 };
+    trim();
+    let before = stats();
+    let mut boxes: Vec<Option<Box<T>>> = batch_of(n).into_iter().map(Some).collect();
+    for (i, b) in boxes.iter().enumerate() {
+        assert_eq!(b.as_ref().unwrap()[0], i as u64);
+    }
+    let freer = thread::spawn(move || {
+        // A stride co-prime with n visits every box, each free in another
+        // span than the one before; then the rest in order.
+        let stride = 1031;
+        for k in 0..n / 2 {
+            drop(boxes[k * stride % n].take());
+        }
+        for (i, b) in boxes.iter_mut().enumerate() {
+            if let Some(b) = b.take() {
+                assert_eq!(b[7], i as u64, "a box was overwritten");
+            }
+        }
+        stats()
+    });
+    let seen_by_freer = freer.join().unwrap();
+    trim();
+    let after = stats();
+    assert_eq!(seen_by_freer.live_slots, before.live_slots);
+    assert_eq!(after.live_slots, before.live_slots);
+    assert_eq!(
+        after.span_bytes, before.span_bytes,
+        "spans did not come back"
     );
 }
