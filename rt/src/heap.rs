@@ -134,6 +134,23 @@ pub(crate) fn current_or_init() -> Option<&'static HeapRecord> {
     init_current()
 }
 
+/// [`current_or_init`] from inside `dealloc` (a thread's first free of
+/// another thread's slot). Registering the thread's exit guard goes
+/// through std, which has panicking paths (a destructor list that cannot
+/// grow); a panic must not unwind out of the allocator, so one caught
+/// here aborts with the runtime's message instead.
+pub(crate) fn current_or_init_in_dealloc() -> Option<&'static HeapRecord> {
+    let heap = current();
+    if heap != NO_HEAP {
+        // SAFETY: records are never freed.
+        return Some(unsafe { &*heap });
+    }
+    match std::panic::catch_unwind(init_current) {
+        Ok(record) => record,
+        Err(_) => crate::fatal::fatal("batch-alloc: making a heap for a freeing thread panicked"),
+    }
+}
+
 #[cold]
 fn init_current() -> Option<&'static HeapRecord> {
     if EXITED.try_with(Cell::get).unwrap_or(true) || !region::ensure_ready() {
@@ -146,7 +163,13 @@ fn init_current() -> Option<&'static HeapRecord> {
     // Registering the guard may allocate; do it before any span is touched.
     EXIT_GUARD.try_with(|_| ()).ok()?;
     let record = claim_record()?;
-    CURRENT.set(record as *const HeapRecord as *mut HeapRecord);
+    // `try_with`, not `set`: this runs inside `dealloc` too (a thread's
+    // first free of another thread's slot), where a panic must not start.
+    let heap = record as *const HeapRecord as *mut HeapRecord;
+    if CURRENT.try_with(|c| c.set(heap)).is_err() {
+        record.hand_back();
+        return None;
+    }
     Some(record)
 }
 
