@@ -36,28 +36,41 @@ fn outboxes() {
     frees_scattered_over_many_spans_all_come_back();
 }
 
-fn waiting_frees_count_as_freed_in_stats_read_elsewhere() {
-    let before = stats();
-    let boxes = batch_of(BOXES);
+/// Drops `boxes` on another thread, which first makes a heap with a batch
+/// if `batch_first`, then runs `meanwhile` here while that thread idles
+/// with whatever its outbox holds, and returns its result once the thread
+/// has exited.
+fn while_the_freer_idles<R>(
+    boxes: Vec<Box<T>>,
+    batch_first: bool,
+    meanwhile: impl FnOnce() -> R,
+) -> R {
     let freed = Arc::new(Barrier::new(2));
     let done = Arc::new(Barrier::new(2));
     let freer = {
         let (freed, done) = (freed.clone(), done.clone());
         thread::spawn(move || {
-            // A thread with a heap of its own, so that its frees of the
-            // other thread's slots wait in its outbox.
-            drop(batch_of(4));
+            if batch_first {
+                drop(batch_of(4));
+            }
             drop(boxes);
             freed.wait();
             done.wait();
         })
     };
     freed.wait();
-    // The freer holds its chains; this thread cannot send them, yet they
-    // count as freed.
-    let during = stats();
+    let result = meanwhile();
     done.wait();
     freer.join().unwrap();
+    result
+}
+
+fn waiting_frees_count_as_freed_in_stats_read_elsewhere() {
+    let before = stats();
+    // A thread with a heap of its own, so that its frees of this thread's
+    // slots wait in its outbox. It holds its chains; this thread cannot
+    // send them, yet they count as freed.
+    let during = while_the_freer_idles(batch_of(BOXES), true, stats);
     assert_eq!(
         during.live_slots, before.live_slots,
         "waiting frees counted as live"
@@ -128,24 +141,12 @@ fn an_exiting_thread_sends_its_chains() {
 fn a_thread_that_never_batched_frees_through_an_outbox() {
     trim();
     let before = stats();
-    let boxes = batch_of(BOXES);
-    let freed = Arc::new(Barrier::new(2));
-    let done = Arc::new(Barrier::new(2));
-    let freer = {
-        let (freed, done) = (freed.clone(), done.clone());
-        thread::spawn(move || {
-            drop(boxes);
-            freed.wait();
-            done.wait();
-        })
-    };
-    freed.wait();
-    let during = stats();
-    // Collects what the freer sent and releases every span left empty.
-    trim();
-    let trimmed = stats();
-    done.wait();
-    freer.join().unwrap();
+    let (during, trimmed) = while_the_freer_idles(batch_of(BOXES), false, || {
+        let during = stats();
+        // Collects what the freer sent and releases every span left empty.
+        trim();
+        (during, stats())
+    });
     trim();
     let after = stats();
     assert_eq!(
