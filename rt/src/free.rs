@@ -129,7 +129,7 @@ unsafe fn free_slow(
 #[cold]
 #[inline(never)]
 unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: usize) {
-    if let Some(heap) = heap::current_or_init_in_dealloc() {
+    if let Some(heap) = heap::init_in_dealloc() {
         let heap = ptr::from_ref(heap).cast_mut();
         // SAFETY: forwarded contract; `heap` is now this thread's.
         return unsafe { free_slow(ptr, base, offset, size, heap) };
@@ -191,7 +191,7 @@ unsafe fn free_rare(
     // A thread without a heap gets one, as in `free_without_heap` (the
     // hardened checks come here first).
     let heap = match heap == NO_HEAP && size >= 4 && !owner.is_null() {
-        true => heap::current_or_init_in_dealloc().map_or(NO_HEAP, |h| ptr::from_ref(h).cast_mut()),
+        true => heap::init_in_dealloc().map_or(NO_HEAP, |h| ptr::from_ref(h).cast_mut()),
         false => heap,
     };
     if size >= 4 && !owner.is_null() && heap != NO_HEAP {

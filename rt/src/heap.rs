@@ -134,17 +134,13 @@ pub(crate) fn current_or_init() -> Option<&'static HeapRecord> {
     init_current()
 }
 
-/// [`current_or_init`] from inside `dealloc` (a thread's first free of
-/// another thread's slot). Registering the thread's exit guard goes
-/// through std, which has panicking paths (a destructor list that cannot
-/// grow); a panic must not unwind out of the allocator, so one caught
-/// here aborts with the runtime's message instead.
-pub(crate) fn current_or_init_in_dealloc() -> Option<&'static HeapRecord> {
-    let heap = current();
-    if heap != NO_HEAP {
-        // SAFETY: records are never freed.
-        return Some(unsafe { &*heap });
-    }
+/// Makes this thread's heap from inside `dealloc` (a thread's first free of
+/// another thread's slot; the callers have found it has none).
+/// Registering the thread's exit guard goes through std, which has
+/// panicking paths (a destructor list that cannot grow); a panic must not
+/// unwind out of the allocator, so one caught here aborts with the
+/// runtime's message instead.
+pub(crate) fn init_in_dealloc() -> Option<&'static HeapRecord> {
     match std::panic::catch_unwind(init_current) {
         Ok(record) => record,
         Err(_) => crate::fatal::fatal("batch-alloc: making a heap for a freeing thread panicked"),
