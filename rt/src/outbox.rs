@@ -135,7 +135,9 @@ unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRec
 const MISSES_TO_EVICT: u32 = 16;
 
 /// Pushes one slot onto its span's remote list now. Its arguments are
-/// [`start_chain`]'s, in the same registers, so that reaching it is a jump.
+/// [`start_chain`]'s, in the same registers, so that reaching it is a jump;
+/// the common case (a live owner, no notification) is one compare-and-swap
+/// with no stack frame, and the rest is [`push_now_notified`]'s.
 ///
 /// # Safety
 /// - The slot that `base` and `offset` locate is out and given up by its
@@ -152,7 +154,25 @@ unsafe fn push_now(slot: *mut u8, base: *mut u8, offset: usize) {
     if unsafe { remote::push_plain(span, at.offset_in_frame(), link) } {
         return;
     }
-    // SAFETY: as above (the chain push writes the link again).
+    // SAFETY: forwarded contract; the plain push wrote nothing it kept.
+    unsafe { push_now_notified(slot, base, offset) }
+}
+
+/// [`push_now`] into a span that is armed or abandoned: the push that
+/// notifies its owner, or gives its slot back to the abandoned span's word.
+///
+/// # Safety
+/// - As for [`push_now`].
+#[cold]
+#[inline(never)]
+unsafe fn push_now_notified(slot: *mut u8, base: *mut u8, offset: usize) {
+    let at = Located { base, offset };
+    let span = at.span();
+    let key = link::key(span);
+    // SAFETY: the slot is given up and covered by `slot`; only this push
+    // writes its link.
+    let link = |next| unsafe { write_link(slot, next, key) };
+    // SAFETY: the slot is out of `span` and given up.
     let pushed = unsafe { remote::push_chain(span, at.offset_in_frame(), 1, link) };
     after_remote_push(pushed, at.frame(), span);
 }
