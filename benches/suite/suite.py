@@ -431,15 +431,18 @@ def main():
     ap.add_argument("--resume", metavar="RUN_DIR",
                     help="a run that stopped after its criterion rounds: take them from "
                          "RUN_DIR (target/suite/...) and measure the rest")
-    ap.add_argument("--doc", default=DEFAULT_DOC,
-                    help="the page to write; the README's section is rewritten only for the "
-                         "default page and a run of every chunk (no --only)")
-    ap.add_argument("--img", default="docs/img")
+    ap.add_argument("--doc",
+                    help=f"the page to write (default {DEFAULT_DOC}, or the run directory's "
+                         "benchmarks.md for a run with --only); the README's section is "
+                         "rewritten only for the default page and a run of every chunk")
+    ap.add_argument("--img", help="the charts' directory (default docs/img, or the run "
+                                  "directory's img for a run with --only)")
     args = ap.parse_args()
     os.chdir(ROOT)
 
     if args.report_only:
-        report(os.path.abspath(args.report_only), args.doc, args.img, args.doc == DEFAULT_DOC)
+        doc, img = args.doc or DEFAULT_DOC, args.img or "docs/img"
+        report(os.path.abspath(args.report_only), doc, img, doc == DEFAULT_DOC)
         return
 
     cfg = dict(QUICK if args.quick else FULL)
@@ -453,7 +456,8 @@ def main():
     built = time.time()
     results = {
         "mode": "quick" if args.quick else "full",
-        "command": "benches/suite/run.sh" + (" --quick" if args.quick else ""),
+        "command": ("benches/suite/run.sh" + (" --quick" if args.quick else "")
+                    + (f" --only '{args.only}'" if args.only else "")),
         "config": cfg,
         "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "machine": machine(),
@@ -464,6 +468,10 @@ def main():
         out_info = run([paths[b], "info"], stdout=subprocess.PIPE, cwd=ROOT).stdout
         results["binaries"][b] = json.loads(out_info.strip().splitlines()[-1])
     log(f"results in {out}")
+    # A run of some chunks is a scratch run: its page stays in its directory
+    # unless a page is named, so that it cannot overwrite the committed one.
+    doc = args.doc or (os.path.join(out, "benchmarks.md") if args.only else DEFAULT_DOC)
+    img = args.img or (os.path.join(out, "img") if args.only else "docs/img")
 
     if args.resume:
         loads = os.path.join(out, "loads.json")
@@ -486,9 +494,9 @@ def main():
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     log(f"measured in {results['seconds']} s; writing the report")
-    readme = args.doc == DEFAULT_DOC and not args.only
-    report(os.path.join(out, "results.json"), args.doc, args.img, readme)
-    log(f"wrote {args.doc} and {args.img}/")
+    readme = doc == DEFAULT_DOC and not args.only
+    report(os.path.join(out, "results.json"), doc, img, readme)
+    log(f"wrote {doc} and {img}/")
 
 
 if __name__ == "__main__":
