@@ -61,18 +61,20 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
     span.set_used(used);
     if used == 0 || (cfg!(debug_assertions) && used == u32::MAX) {
         // SAFETY: records are never freed, and this one is this thread's.
-        last_slot_freed(unsafe { &*heap }, at.frame(), span, used);
+        last_slot_freed(unsafe { &*heap }, at, span, used);
     }
 }
 
 /// The span's last slot out came back (or, a double free, none was out).
+/// Takes the slot's location rather than its frame, which the fast path
+/// would otherwise keep in a register of its own.
 #[cold]
 #[inline(never)]
-fn last_slot_freed(heap: &HeapRecord, frame: u32, span: &Span, used: u32) {
+fn last_slot_freed(heap: &HeapRecord, at: Located, span: &Span, used: u32) {
     if used != 0 {
         fatal("batch-alloc: free into a span with no slot out (double free?)");
     }
-    after_local_free(heap, frame, span);
+    after_local_free(heap, at.frame(), span);
 }
 
 /// Every other free: a span on this thread's full queue, another thread's
