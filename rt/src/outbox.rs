@@ -22,6 +22,8 @@
 //! them, and so does an abandoned span's word, so a span cannot be reclaimed
 //! under a chain; `stats()` subtracts the published count of slots waiting.
 
+use core::ptr;
+
 use crate::link::{self, write_link};
 use crate::queues::after_remote_push;
 use crate::region::{self, Located};
@@ -53,8 +55,9 @@ pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, slot: *mu
     let local = unsafe { heap.local() };
     let entry = &mut local.outbox[frame as usize % OUTBOX_SPANS];
     if entry.frame != link_to(frame) {
-        // SAFETY: forwarded contract.
-        return unsafe { start_chain(slot, at.base, at.offset, heap) };
+        let entry = ptr::from_mut(entry);
+        // SAFETY: forwarded contract; `entry` is the span's entry.
+        return unsafe { start_chain(slot, at.base, at.offset, heap, entry, span) };
     }
     // SAFETY: the slot is given up and covered by `slot`.
     unsafe { write_link(slot, entry.head, link::key(span)) };
@@ -79,21 +82,30 @@ pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, slot: *mu
 ///
 /// Takes the slot's location as two scalars, and its arguments in the
 /// order `free_slow` holds them in registers, so that [`post`] reaches it
-/// with a plain jump.
+/// with a plain jump; the entry and the span come along, found already, so
+/// that a free pushed at once finds neither again.
 ///
 /// # Safety
 /// - As for [`post`], with `base` and `offset` locating the slot.
+/// - `entry` points to the entry of the slot's span in this thread's
+///   outbox, and nothing else refers to it.
 #[cold]
 #[inline(never)]
-unsafe fn start_chain(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRecord) {
-    let at = Located { base, offset };
-    // SAFETY: this thread's heap (the caller's contract).
-    let local = unsafe { heap.local() };
-    let entry = &mut local.outbox[at.frame() as usize % OUTBOX_SPANS];
+unsafe fn start_chain(
+    slot: *mut u8,
+    base: *mut u8,
+    offset: usize,
+    heap: &HeapRecord,
+    entry: *mut Outgoing,
+    span: &Span,
+) {
+    // SAFETY: the caller's contract; the reference ends before `take_entry`
+    // takes the heap's state again.
+    let entry = unsafe { &mut *entry };
     if entry.frame != 0 && entry.misses < MISSES_TO_EVICT {
         entry.misses = entry.misses.wrapping_add(1);
         // SAFETY: forwarded contract.
-        return unsafe { push_now(slot, base, offset) };
+        return unsafe { push_now(slot, base, offset, span) };
     }
     // SAFETY: forwarded contract.
     unsafe { take_entry(slot, base, offset, heap) }
@@ -118,7 +130,7 @@ unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRec
     }
     if remote::needs_prompt_free(span) {
         // SAFETY: forwarded contract.
-        return unsafe { push_now(slot, base, offset) };
+        return unsafe { push_now(slot, base, offset, span) };
     }
     *entry = Outgoing {
         frame: link_to(frame),
@@ -134,18 +146,18 @@ unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRec
 /// its chain is sent to make room.
 const MISSES_TO_EVICT: u32 = 16;
 
-/// Pushes one slot onto its span's remote list now. Its arguments are
-/// [`start_chain`]'s, in the same registers, so that reaching it is a jump;
-/// the common case (a live owner, no notification) is one compare-and-swap
-/// with no stack frame, and the rest is [`push_now_notified`]'s.
+/// Pushes one slot onto its span's remote list now. Its first arguments
+/// are [`start_chain`]'s, in the same registers, so that reaching it is a
+/// jump; the common case (a live owner, no notification) is one
+/// compare-and-swap with no stack frame, and the rest is
+/// [`push_now_notified`]'s.
 ///
 /// # Safety
-/// - The slot that `base` and `offset` locate is out and given up by its
-///   box, whose pointer `slot` covers the link's four bytes.
+/// - The slot that `base` and `offset` locate, of `span`, is out and given
+///   up by its box, whose pointer `slot` covers the link's four bytes.
 #[inline(never)]
-unsafe fn push_now(slot: *mut u8, base: *mut u8, offset: usize) {
+unsafe fn push_now(slot: *mut u8, base: *mut u8, offset: usize, span: &Span) {
     let at = Located { base, offset };
-    let span = at.span();
     let key = link::key(span);
     // SAFETY: the slot is given up and covered by `slot`; only this push
     // writes its link.
