@@ -37,9 +37,9 @@ use crate::types::{Reservation, Tally};
 /// no atomic instruction, no thread-local lookup, no call. When the run is
 /// used up, one call reserves the next run from the current thread's heap.
 /// Nothing is reserved before the first `alloc`, and a loop of one or two
-/// allocations never reserves: a batch hinted at two or fewer, and the
-/// first two allocations of a batch with no hint, are plain boxes (a refill
-/// costs about two boxes from the system allocator). When [`BatchAlloc`] is
+/// allocations never reserves: the first two allocations of a batch hinted
+/// at two or fewer, or not hinted, are plain boxes (a refill costs about
+/// two boxes from the system allocator). When [`BatchAlloc`] is
 /// not the global allocator, or `T` is not batched (zero-sized, aligned past
 /// a page, larger than the largest size class), `alloc` is `Box::new`.
 ///
@@ -71,7 +71,7 @@ impl<T> Batch<T> {
 
     /// Sets how refills grow once the capacity hint is used up.
     pub fn with_growth(mut self, growth: Growth) -> Self {
-        self.raw.growth = growth.to_u8();
+        self.raw.growth = growth.to_u8().wrapping_add(1);
         self
     }
 
@@ -102,41 +102,52 @@ impl<T> fmt::Debug for Batch<T> {
     }
 }
 
-/// [`RawBatch::growth`] before the batch has read the default policy.
-const DEFAULT_GROWTH: u8 = u8::MAX;
+/// [`RawBatch::growth`] before the batch has read the default policy; any
+/// other value is a [`Growth`] code plus one.
+const DEFAULT_GROWTH: u8 = 0;
 
 /// A batch whose slot type is fixed by its first allocation rather than by
 /// its own type, so that a loop can hold one without naming (or borrowing
 /// through) the boxed type. The `#[batch_alloc]` attribute declares these.
+///
+/// A new batch is all zeros but for `ready` and `hint`, laid out so that
+/// the zeros are whole stores: a loop that never reserves (one of one or
+/// two boxes) pays for little more than those.
 #[doc(hidden)]
+#[repr(C)]
 pub struct RawBatch {
     /// The run of fresh slots `[cur, end)`.
     cur: *mut u8,
     end: *mut u8,
     /// Recycled slots, each linking the next by its offset in the frame.
     list: *mut u8,
-    /// Slots left on `list`, handed out once the run is used up.
-    recycled_left: u32,
-    /// Allocations still to be plain boxes before the next refill: a tiny
-    /// loop's first ones, or all of them once the batch cannot reserve.
-    plain_due: u32,
     /// First byte of the frame of the current reservation; null exactly
     /// while there is none.
     base: *mut u8,
     frame: u32,
     /// The link key of the current reservation's span.
     key: u32,
-    /// Size class of the current reservation's slots.
-    class: u8,
-    /// The [`Growth`] policy, encoded; [`DEFAULT_GROWTH`] until the first
-    /// refill that needs one reads the default.
-    growth: u8,
-    /// Slots the trip-count hint still expects.
-    hint: u32,
     /// Size of the last refill asked for without a hint.
     last_want: u32,
     /// Refills made, for the per-site report.
     refills: u32,
+    /// Size class of the current reservation's slots; 0 before the first,
+    /// which does no harm: slots are taken only while a run or list is
+    /// ready, and only a refill of the class makes them ready.
+    class: u8,
+    /// The [`Growth`] policy, encoded; [`DEFAULT_GROWTH`] until the first
+    /// refill that needs one reads the default.
+    growth: u8,
+    /// While positive, the slots left on `list`, handed out once the run is
+    /// used up; while negative, minus the allocations still to be plain
+    /// boxes before the next refill (a tiny loop's first ones, or all of
+    /// them once the batch cannot reserve). One word for both, since plain
+    /// boxes are due only while nothing is reserved: one test on the way to
+    /// a plain box.
+    ready: i32,
+    /// Slots the trip-count hint still expects; 0 for a tiny hint (a loop
+    /// that outruns its first plain boxes outran the hint too).
+    hint: usize,
 }
 
 // SAFETY: the pointers name slots reserved to this batch alone. Any thread
@@ -155,26 +166,15 @@ impl RawBatch {
             cur: ptr::null_mut(),
             end: ptr::null_mut(),
             list: ptr::null_mut(),
-            recycled_left: 0,
-            plain_due: if capacity == 0 {
-                TINY_LOOP as u32
-            } else if tiny {
-                capacity as u32
-            } else {
-                0
-            },
             base: ptr::null_mut(),
             frame: 0,
             key: 0,
-            class: NO_CLASS,
-            growth: DEFAULT_GROWTH,
-            hint: if tiny {
-                0
-            } else {
-                capacity.min(u32::MAX as usize) as u32
-            },
             last_want: 0,
             refills: 0,
+            class: 0,
+            growth: DEFAULT_GROWTH,
+            ready: if tiny { -(TINY_LOOP as i32) } else { 0 },
+            hint: if tiny { 0 } else { capacity },
         }
     }
 
@@ -224,7 +224,7 @@ impl RawBatch {
             // SAFETY: a non-empty run starts at a slot, which is not null.
             return Some(unsafe { NonNull::new_unchecked(slot) });
         }
-        if self.recycled_left > 0 {
+        if self.ready > 0 {
             return Some(self.pop_list());
         }
         None
@@ -233,7 +233,7 @@ impl RawBatch {
     #[inline(always)]
     fn pop_list(&mut self) -> NonNull<u8> {
         let slot = self.list;
-        self.recycled_left -= 1;
+        self.ready -= 1;
         // SAFETY: a recycled slot of the reservation, linked when it was
         // freed; the link of the last one is read but not followed.
         let next = unsafe { read_link(slot, self.key) };
@@ -247,8 +247,8 @@ impl RawBatch {
     /// reservation (or `None` if that fails).
     #[inline]
     fn next_slot<T>(&mut self) -> Option<NonNull<u8>> {
-        if self.plain_due > 0 {
-            self.plain_due -= 1;
+        if self.ready < 0 {
+            self.ready += 1;
             return None;
         }
         self.refill(const { class_of::<T>() }, const { stride_of::<T>() })
@@ -272,7 +272,7 @@ impl RawBatch {
             None
         };
         let Some(reservation) = reservation else {
-            self.plain_due = u32::MAX;
+            self.ready = i32::MIN;
             return None;
         };
         let base = frame_base(reservation.frame);
@@ -281,24 +281,25 @@ impl RawBatch {
         self.frame = reservation.frame;
         self.class = class;
         self.list = base.wrapping_add(reservation.list_head as usize);
-        self.recycled_left = reservation.list_len;
+        // No wrap: a list holds at most a span's slots, far below i32::MAX.
+        self.ready = reservation.list_len as i32;
         self.cur = base.wrapping_add(reservation.bump_start as usize);
         self.end = base.wrapping_add(reservation.bump_end as usize);
-        self.hint = self.hint.saturating_sub(reservation.len);
+        self.hint = self.hint.saturating_sub(reservation.len as usize);
         self.pop(stride)
     }
 
     fn next_want(&mut self, class: u8) -> u32 {
         let span_slots = class::shape(class).slots;
         let want = if self.hint > 0 {
-            self.hint
+            self.hint.min(u32::MAX as usize) as u32
         } else if self.last_want == 0 {
             FIRST_REFILL as u32
         } else {
             if self.growth == DEFAULT_GROWTH {
-                self.growth = default_growth_code();
+                self.growth = default_growth_code().wrapping_add(1);
             }
-            let next = Growth::from_u8(self.growth).next(self.last_want as usize);
+            let next = Growth::from_u8(self.growth.wrapping_sub(1)).next(self.last_want as usize);
             next.min(u32::MAX as usize) as u32
         };
         let want = want.clamp(1, span_slots);
@@ -319,11 +320,11 @@ impl RawBatch {
     #[cold]
     #[inline(never)]
     fn end_reservation(&mut self) {
-        if self.cur != self.end || self.recycled_left > 0 {
+        let list_len = self.ready.max(0) as u32;
+        if self.cur != self.end || list_len > 0 {
             let offset = |p: *mut u8| (p.addr() - self.base.addr()) as u32;
             let stride = class::shape(self.class).size as usize;
             let run = (self.end.addr() - self.cur.addr()) / stride;
-            let list_len = self.recycled_left;
             let unused = Reservation {
                 frame: self.frame,
                 list_head: if list_len > 0 { offset(self.list) } else { 0 },
@@ -340,7 +341,7 @@ impl RawBatch {
         self.cur = ptr::null_mut();
         self.end = ptr::null_mut();
         self.list = ptr::null_mut();
-        self.recycled_left = 0;
+        self.ready = 0;
     }
 }
 
@@ -353,19 +354,17 @@ impl Drop for RawBatch {
 
 impl fmt::Debug for RawBatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stride = match self.class {
-            NO_CLASS => 0,
-            class => class::shape(class).size as usize,
-        };
-        let run = match stride {
-            0 => 0,
-            s => (self.end.addr() - self.cur.addr()) / s,
+        let stride = class::shape(self.class).size as usize;
+        let run = (self.end.addr() - self.cur.addr()) / stride;
+        let growth = match self.growth {
+            DEFAULT_GROWTH => Growth::from_u8(default_growth_code()),
+            code => Growth::from_u8(code.wrapping_sub(1)),
         };
         f.debug_struct("RawBatch")
-            .field("ready_slots", &(run + self.recycled_left as usize))
+            .field("ready_slots", &(run + self.ready.max(0) as usize))
             .field("hint", &self.hint)
-            .field("growth", &Growth::from_u8(self.growth))
-            .field("plain_boxes_next", &self.plain_due)
+            .field("growth", &growth)
+            .field("plain_boxes_next", &self.ready.min(0).unsigned_abs())
             .finish()
     }
 }
