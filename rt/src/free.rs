@@ -38,9 +38,10 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
         // SAFETY: forwarded contract.
         return unsafe { free_rare(ptr, at.base, at.offset, size, heap) };
     }
-    if span.owner.load(Ordering::Relaxed) != heap || size < 4 {
+    let owner = span.owner.load(Ordering::Relaxed);
+    if owner != heap || size < 4 {
         // SAFETY: forwarded contract.
-        return unsafe { free_slow(ptr, at.base, at.offset, size, heap) };
+        return unsafe { free_slow(ptr, at.base, at.offset, size, heap, owner) };
     }
     let offset = at.offset_in_frame();
     if CHECK_SLOT_STARTS {
@@ -81,6 +82,8 @@ fn last_slot_freed(heap: &HeapRecord, at: Located, span: &Span, used: u32) {
 /// span, a box smaller than a link, the hardened checks. The common one, a
 /// remote free into an owned span, goes to this thread's outbox (no atomic
 /// instruction and no stack frame); the rest go further out of line.
+/// `owner` is the span's owner word as the caller read it: the decision
+/// needs no second read, and the outbox's common case no span metadata.
 ///
 /// # Safety
 /// - As for [`free`], with `base` and `offset` locating `ptr`.
@@ -91,6 +94,7 @@ unsafe fn free_slow(
     offset: usize,
     size: usize,
     heap: *mut HeapRecord,
+    owner: *mut HeapRecord,
 ) {
     if heap == NO_HEAP {
         // SAFETY: forwarded contract.
@@ -98,7 +102,6 @@ unsafe fn free_slow(
     }
     let at = Located { base, offset };
     let span = at.span();
-    let owner = span.owner.load(Ordering::Relaxed);
     if size >= 4 && !owner.is_null() && owner_heap(owner) != heap {
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
@@ -133,8 +136,12 @@ unsafe fn free_slow(
 unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: usize) {
     if let Some(heap) = heap::init_in_dealloc() {
         let heap = ptr::from_ref(heap).cast_mut();
+        let owner = Located { base, offset }
+            .span()
+            .owner
+            .load(Ordering::Relaxed);
         // SAFETY: forwarded contract; `heap` is now this thread's.
-        return unsafe { free_slow(ptr, base, offset, size, heap) };
+        return unsafe { free_slow(ptr, base, offset, size, heap, owner) };
     }
     let at = Located { base, offset };
     let span = at.span();
