@@ -127,7 +127,8 @@ unsafe fn free_slow(
 /// compare-and-swap.
 ///
 /// Its arguments come first in `free_slow`'s and `free_rare`'s lists (the
-/// heap last), so that the calls are plain jumps.
+/// heap, and `free_slow`'s owner word, after them), so that the calls are
+/// plain jumps.
 ///
 /// # Safety
 /// - As for [`free_slow`], on a thread without a heap.
