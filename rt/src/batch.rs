@@ -71,7 +71,7 @@ impl<T> Batch<T> {
 
     /// Sets how refills grow once the capacity hint is used up.
     pub fn with_growth(mut self, growth: Growth) -> Self {
-        self.raw.growth = growth.to_u8().wrapping_add(1);
+        self.raw.growth = growth.to_u8();
         self
     }
 
@@ -102,17 +102,16 @@ impl<T> fmt::Debug for Batch<T> {
     }
 }
 
-/// [`RawBatch::growth`] before the batch has read the default policy; any
-/// other value is a [`Growth`] code plus one.
-const DEFAULT_GROWTH: u8 = 0;
+/// [`RawBatch::growth`] before the batch has read the default policy.
+const DEFAULT_GROWTH: u8 = u8::MAX;
 
 /// A batch whose slot type is fixed by its first allocation rather than by
 /// its own type, so that a loop can hold one without naming (or borrowing
 /// through) the boxed type. The `#[batch_alloc]` attribute declares these.
 ///
-/// A new batch is all zeros but for `ready` and `hint`, laid out so that
-/// the zeros are whole stores: a loop that never reserves (one of one or
-/// two boxes) pays for little more than those.
+/// A new batch is all zeros but for `growth`, `ready` and `hint`, laid out
+/// so that the zeros are whole stores: a loop that never reserves (one of
+/// one or two boxes) pays for little more than those.
 #[doc(hidden)]
 #[repr(C)]
 pub struct RawBatch {
@@ -297,9 +296,9 @@ impl RawBatch {
             FIRST_REFILL as u32
         } else {
             if self.growth == DEFAULT_GROWTH {
-                self.growth = default_growth_code().wrapping_add(1);
+                self.growth = default_growth_code();
             }
-            let next = Growth::from_u8(self.growth.wrapping_sub(1)).next(self.last_want as usize);
+            let next = Growth::from_u8(self.growth).next(self.last_want as usize);
             next.min(u32::MAX as usize) as u32
         };
         let want = want.clamp(1, span_slots);
@@ -356,14 +355,10 @@ impl fmt::Debug for RawBatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stride = class::shape(self.class).size as usize;
         let run = (self.end.addr() - self.cur.addr()) / stride;
-        let growth = match self.growth {
-            DEFAULT_GROWTH => Growth::from_u8(default_growth_code()),
-            code => Growth::from_u8(code.wrapping_sub(1)),
-        };
         f.debug_struct("RawBatch")
             .field("ready_slots", &(run + self.ready.max(0) as usize))
             .field("hint", &self.hint)
-            .field("growth", &growth)
+            .field("growth", &Growth::from_u8(self.growth))
             .field("plain_boxes_next", &self.ready.min(0).unsigned_abs())
             .finish()
     }
