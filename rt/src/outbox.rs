@@ -99,8 +99,8 @@ unsafe fn start_chain(
     entry: *mut Outgoing,
     span: &Span,
 ) {
-    // SAFETY: the caller's contract; the reference ends before `take_entry`
-    // takes the heap's state again.
+    // The reference ends before `take_entry` takes the heap's state again.
+    // SAFETY: the caller's contract.
     let entry = unsafe { &mut *entry };
     if entry.frame != 0 && entry.misses < MISSES_TO_EVICT {
         entry.misses = entry.misses.wrapping_add(1);
@@ -158,16 +158,14 @@ const MISSES_TO_EVICT: u32 = 16;
 #[inline(never)]
 unsafe fn push_now(slot: *mut u8, base: *mut u8, offset: usize, span: &Span) {
     let at = Located { base, offset };
-    let key = link::key(span);
-    // SAFETY: the slot is given up and covered by `slot`; only this push
-    // writes its link.
-    let link = |next| unsafe { write_link(slot, next, key) };
+    // SAFETY: forwarded contract; only this push writes the link.
+    let link = unsafe { link_writer(slot, span) };
     // SAFETY: the slot is out of `span` and given up.
     if unsafe { remote::push_plain(span, at.offset_in_frame(), link) } {
         return;
     }
     // SAFETY: forwarded contract; the plain push wrote nothing it kept.
-    unsafe { push_now_notified(slot, base, offset) }
+    unsafe { push_now_notified(slot, base, offset, span) }
 }
 
 /// [`push_now`] into a span that is armed or abandoned: the push that
@@ -177,16 +175,26 @@ unsafe fn push_now(slot: *mut u8, base: *mut u8, offset: usize, span: &Span) {
 /// - As for [`push_now`].
 #[cold]
 #[inline(never)]
-unsafe fn push_now_notified(slot: *mut u8, base: *mut u8, offset: usize) {
+unsafe fn push_now_notified(slot: *mut u8, base: *mut u8, offset: usize, span: &Span) {
     let at = Located { base, offset };
-    let span = at.span();
-    let key = link::key(span);
-    // SAFETY: the slot is given up and covered by `slot`; only this push
-    // writes its link.
-    let link = |next| unsafe { write_link(slot, next, key) };
+    // SAFETY: forwarded contract; only this push writes the link.
+    let link = unsafe { link_writer(slot, span) };
     // SAFETY: the slot is out of `span` and given up.
     let pushed = unsafe { remote::push_chain(span, at.offset_in_frame(), 1, link) };
     after_remote_push(pushed, at.frame(), span);
+}
+
+/// What a push of the one slot at `slot` writes its link with.
+///
+/// # Safety
+/// - The slot is of `span`, given up by its box, whose pointer `slot`
+///   covers the link's four bytes, and only the push the writer is given
+///   to writes its link.
+#[inline(always)]
+unsafe fn link_writer(slot: *mut u8, span: &Span) -> impl FnMut(u32) {
+    let key = link::key(span);
+    // SAFETY: the caller's contract.
+    move |next| unsafe { write_link(slot, next, key) }
 }
 
 /// Sends every chain. Owner of `heap` only, with no reference from
