@@ -354,7 +354,9 @@ pub mod __private {
                 boxed
             }
             Err(value) => {
-                site.count(plain_because::<T>(Outcome::Elsewhere));
+                // A tiny loop's first boxes come from the thread's runs: a
+                // batchable box is plain only when there is no memory.
+                site.count(plain_because::<T>(Outcome::NoMemory));
                 Box::new(value)
             }
         };

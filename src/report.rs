@@ -61,7 +61,7 @@ pub(crate) enum Outcome {
     /// scope's run or a batch.
     Served = 0,
     /// A loop joined a scope already open; a `Box::new` ran with no scope
-    /// open; a batch's box was plain because its loop was too short.
+    /// open.
     Elsewhere = 1,
     /// `BatchAlloc` is not the global allocator (or cannot reserve its
     /// address range).
@@ -193,7 +193,6 @@ fn table() -> String {
             ],
             SiteKind::Batched => &[
                 (Outcome::Served, "from its batch"),
-                (Outcome::Elsewhere, "plain: loop too short"),
                 (Outcome::NotInstalled, "plain: BatchAlloc not installed"),
                 (Outcome::NotBatched, "plain: type not batched"),
                 (Outcome::NoMemory, "plain: no memory"),

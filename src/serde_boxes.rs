@@ -28,8 +28,9 @@
 //!     r#"{"points": [{"x": 0, "y": 0}, {"x": 1, "y": 2}, {"x": 3, "y": 5}, {"x": 8, "y": 13}]}"#,
 //! )?;
 //! assert_eq!(path.points[3].y, 13);
-//! // The first two boxes of a batch without a length are plain (see below).
-//! assert_eq!(batch_alloc::stats().batched_boxes - before, 2);
+//! // Every box from spans: a batch without a length takes the first two
+//! // from the thread's runs and reserves for the rest (see below).
+//! assert_eq!(batch_alloc::stats().batched_boxes - before, 4);
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 //!
@@ -72,9 +73,9 @@
 //! CBOR, and serde's own `value` deserializers) report it through
 //! `size_hint()`, and the batch reserves for that many elements. Self-
 //! describing text formats such as JSON do not know the length of an array
-//! before its end: there the batch has no hint, serves its first two boxes
-//! plain, and then reserves runs that grow geometrically (see
-//! [`Batch::new`](crate::Batch::new)).
+//! before its end: there the batch has no hint, takes its first two boxes
+//! from the thread's runs, and then reserves runs that grow geometrically
+//! (see [`Batch::new`](crate::Batch::new)).
 //!
 //! A length read from the input is not trusted: like serde's own impls,
 //! the helpers preallocate the container and size the batch for at most
@@ -84,10 +85,11 @@
 //! # One batch per container
 //!
 //! Each call of a helper makes its own batch. A helper on a field of a
-//! struct that occurs once per record makes one batch per record: lists of
-//! one or two elements stay plain boxes, and short lists gain little. The
-//! long sequences, where the allocator's per-call cost adds up, are where
-//! the helpers pay.
+//! struct that occurs once per record makes one batch per record: a list of
+//! one or two elements takes its boxes from the thread's runs (a bump each,
+//! no refill), a longer one pays for one refill at least. The long
+//! sequences, where the allocator's per-call cost adds up, are where the
+//! helpers pay most.
 //!
 //! # Your own visitor: one attribute
 //!

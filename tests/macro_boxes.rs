@@ -10,8 +10,8 @@
 //! nothing would fail every count. Boxes mode opens no batch scope, so
 //! `stats().scoped_allocations` never moves here.
 //!
-//! What a batch serves from its slots is the runtime's business (a batch of
-//! a tiny loop may hand out plain boxes, for instance), so the expected
+//! What a batch serves from its slots is the runtime's business (a batch
+//! with no memory hands out plain boxes, for instance), so the expected
 //! counts come from [`model`]: a `RawBatch` declared by hand, with the hint
 //! the macro should have given it, allocating as often as the call site
 //! runs. The tests check that `model` counts something wherever they rely on

@@ -6,9 +6,10 @@
 //! While the inner allocator fails, batches keep handing out slots from
 //! spans (span memory comes from the runtime's own reserved range, not from
 //! the inner allocator), slots are freed and reallocated in place, and a
-//! reallocation that would leave its slot fails cleanly. Where an
-//! allocation has to come from the inner allocator (`Box::new`, a batch of
-//! a tiny loop, a type batches do not serve), the process fails exactly as
+//! reallocation that would leave its slot fails cleanly; a tiny loop's
+//! boxes come from the thread's runs, also spans. Where an allocation has
+//! to come from the inner allocator (`Box::new`, a type batches do not
+//! serve), the process fails exactly as
 //! `Box::new` does: `handle_alloc_error` prints "memory allocation of N
 //! bytes failed" and aborts. Those cases run in a child process: this test
 //! binary, re-run with one test selected and a role in the environment.
@@ -192,6 +193,39 @@ fn batches_keep_working_while_the_inner_allocator_fails() {
     assert_back_at(&before, &stats());
 }
 
+/// The first allocations of a batch hinted at two or fewer, or not hinted,
+/// take slots of the thread's runs: spans again, so a loop of one or two
+/// boxes keeps working while the inner allocator fails.
+#[test]
+fn a_tiny_loops_boxes_come_from_spans_while_the_inner_allocator_fails() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = stats();
+    thread::spawn(|| {
+        // This thread's heap, and the vector, made while allocation works.
+        let warm: Box<u64> = Batch::with_capacity(16).alloc(1);
+        drop(warm);
+        let mut kept: Vec<(Box<[u64; 5]>, u64)> = Vec::with_capacity(6);
+        let failing = Failing::after(0);
+        assert!(!plain_alloc_works(16), "the inner allocator fails");
+        for hint in 0..3 {
+            let mut batch = Batch::with_capacity(hint);
+            for k in 0..2 {
+                let id = (hint * 2 + k) as u64;
+                kept.push((batch.alloc(fill(id)), id));
+            }
+        }
+        drop(failing);
+        for (object, id) in &kept {
+            check_words(&object[..], *id);
+        }
+        let mut ranges: Vec<_> = kept.iter().map(|(object, _)| box_range(object)).collect();
+        assert_disjoint(&mut ranges);
+    })
+    .join()
+    .unwrap();
+    assert_back_at(&before, &stats());
+}
+
 /// Writes `msg` to stderr without allocating (no formatting, no buffer),
 /// so that it can run while the inner allocator fails.
 fn say(msg: &[u8]) {
@@ -211,16 +245,6 @@ fn child(role: &str) {
             say(b"child: three plain boxes made\n");
             black_box(&kept);
             black_box(Box::new([9u8; 40]));
-        }
-        "tiny-batch" => {
-            let _failing = Failing::after(0);
-            // A batch hinted at two allocations boxes them plainly.
-            black_box(Batch::with_capacity(2).alloc([3u64; 5]));
-        }
-        "unhinted-batch" => {
-            let _failing = Failing::after(0);
-            // The first two allocations of a batch with no hint are plain.
-            black_box(Batch::new().alloc([3u64; 5]));
         }
         "oversized" => {
             let _failing = Failing::after(0);
@@ -288,12 +312,7 @@ fn where_the_inner_allocator_must_serve_failure_aborts_like_box_new() {
         return;
     }
     let test = "where_the_inner_allocator_must_serve_failure_aborts_like_box_new";
-    for (role, bytes) in [
-        ("box-new", 40),
-        ("tiny-batch", 40),
-        ("unhinted-batch", 40),
-        ("oversized", 5000),
-    ] {
+    for (role, bytes) in [("box-new", 40), ("oversized", 5000)] {
         let output = run_child(test, role, None);
         let stderr = String::from_utf8_lossy(&output.stderr);
         let what = describe(&output);

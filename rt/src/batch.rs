@@ -13,7 +13,8 @@ use crate::link::{self, read_link};
 use crate::queues::give_back;
 use crate::region::{self, frame_base};
 use crate::reserve::reserve;
-use crate::types::{Reservation, Tally};
+use crate::runs::lend_to_batch;
+use crate::types::{HeapRecord, Reservation, Tally, NO_HEAP};
 
 /// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
 /// real `Box<T>` that can be moved to any thread, freed at any time, turned
@@ -37,11 +38,15 @@ use crate::types::{Reservation, Tally};
 /// no atomic instruction, no thread-local lookup, no call. When the run is
 /// used up, one call reserves the next run from the current thread's heap.
 /// Nothing is reserved before the first `alloc`, and a loop of one or two
-/// allocations never reserves: the first two allocations of a batch hinted
-/// at two or fewer, or not hinted, are plain boxes (a refill costs about
-/// two boxes from the system allocator). When [`BatchAlloc`] is
-/// not the global allocator, or `T` is not batched (zero-sized, aligned past
-/// a page, larger than the largest size class), `alloc` is `Box::new`.
+/// allocations never reserves a run of its own (a refill costs about as
+/// much as two boxes from the system allocator): the first two allocations
+/// of a batch hinted at two or fewer, or not hinted, take a slot each from
+/// the current thread's runs, the ones batch scopes allocate from, which
+/// every batch of the thread shares. A loop of one box then costs a bump
+/// and its free, about 0.6x a `Box::new` in instructions. When
+/// [`BatchAlloc`] is not the global allocator, or `T` is not batched
+/// (zero-sized, aligned past a page, larger than the largest size class),
+/// `alloc` is `Box::new`.
 ///
 /// [`BatchAlloc`]: crate::BatchAlloc
 pub struct Batch<T> {
@@ -111,7 +116,8 @@ const DEFAULT_GROWTH: u8 = u8::MAX;
 ///
 /// A new batch is all zeros but for `growth`, `ready` and `hint`, laid out
 /// so that the zeros are whole stores: a loop that never reserves (one of
-/// one or two boxes) pays for little more than those.
+/// one or two boxes, served from the thread's runs) pays for little more
+/// than those.
 #[doc(hidden)]
 #[repr(C)]
 pub struct RawBatch {
@@ -138,14 +144,15 @@ pub struct RawBatch {
     /// refill that needs one reads the default.
     growth: u8,
     /// While positive, the slots left on `list`, handed out once the run is
-    /// used up; while negative, minus the allocations still to be plain
-    /// boxes before the next refill (a tiny loop's first ones, or all of
-    /// them once the batch cannot reserve). One word for both, since plain
-    /// boxes are due only while nothing is reserved: one test on the way to
-    /// a plain box.
+    /// used up; while negative, minus the allocations still to be made
+    /// without a reservation before the next refill: a tiny loop's first
+    /// ones (from `-TINY_LOOP`, served from the thread's runs), or all of
+    /// them once the batch cannot reserve (from `i32::MIN`, plain boxes).
+    /// One word for both, since those allocations are due only while
+    /// nothing is reserved: one test on the way to them.
     ready: i32,
     /// Slots the trip-count hint still expects; 0 for a tiny hint (a loop
-    /// that outruns its first plain boxes outran the hint too).
+    /// that outruns its first allocations outran the hint too).
     hint: usize,
 }
 
@@ -186,10 +193,11 @@ impl RawBatch {
         }
     }
 
-    /// Moves `value` into a slot of this batch, or hands it back when this
-    /// allocation is to be a plain box (a tiny loop's first ones, a type no
-    /// class serves, no `BatchAlloc`, no memory): what [`alloc`](RawBatch::alloc)
-    /// does, for the per-site report, which wants to know.
+    /// Moves `value` into a slot of this batch (or, for a tiny loop's first
+    /// allocations, of the thread's runs), or hands it back when this
+    /// allocation is to be a plain box (a type no class serves, no
+    /// `BatchAlloc`, no memory): what [`alloc`](RawBatch::alloc) does, for
+    /// the per-site report, which wants to know.
     #[inline]
     pub fn try_alloc<T>(&mut self, value: T) -> Result<Box<T>, T> {
         let ready = if self.class == const { class_of::<T>() } {
@@ -241,16 +249,31 @@ impl RawBatch {
         unsafe { NonNull::new_unchecked(slot) }
     }
 
-    /// Once the current run is used up: `None` while this allocation is to
-    /// be a plain box, otherwise a slot of `T`'s class from a new
-    /// reservation (or `None` if that fails).
+    /// Once the current run is used up: while the batch is not to reserve
+    /// yet, what [`unreserved_slot`](Self::unreserved_slot) gives,
+    /// otherwise a slot of `T`'s class from a new reservation (`None` if
+    /// that fails).
     #[inline]
     fn next_slot<T>(&mut self) -> Option<NonNull<u8>> {
         if self.ready < 0 {
-            self.ready += 1;
-            return None;
+            return self.unreserved_slot::<T>();
         }
         self.refill(const { class_of::<T>() }, const { stride_of::<T>() })
+    }
+
+    /// An allocation made while the batch is not to reserve: a tiny loop's
+    /// first ones take a slot of the thread's run of `T`'s class (`None`
+    /// without `BatchAlloc` or memory); after a failed refill, `None`, for
+    /// a plain box.
+    #[inline(always)]
+    fn unreserved_slot<T>(&mut self) -> Option<NonNull<u8>> {
+        let tiny = self.ready >= -(TINY_LOOP as i32);
+        self.ready += 1;
+        let class = const { class_of::<T>() };
+        if tiny && class != NO_CLASS {
+            return slot_from_thread_runs(class);
+        }
+        None
     }
 
     /// Ends the current reservation and reserves the next, of `class`.
@@ -344,6 +367,32 @@ impl RawBatch {
     }
 }
 
+/// A slot of `class` from this thread's runs, which a tiny loop's first
+/// allocations take instead of paying for a refill or a call to the inner
+/// allocator: a loop of one box costs a bump. Makes the thread's heap if
+/// need be (once per thread, as a first refill would). `None` without
+/// `BatchAlloc`, on an exiting thread, or with no memory. Out of line, so
+/// that the loop around a batch's fast path keeps its registers.
+#[inline(never)]
+fn slot_from_thread_runs(class: u8) -> Option<NonNull<u8>> {
+    let heap = match heap::current() {
+        NO_HEAP => first_heap()?,
+        // SAFETY: this thread's heap record; records are never freed.
+        heap => unsafe { &*heap },
+    };
+    lend_to_batch(heap, class)
+}
+
+/// This thread's heap, made now if `BatchAlloc` serves the program.
+#[cold]
+#[inline(never)]
+fn first_heap() -> Option<&'static HeapRecord> {
+    match is_active() {
+        true => heap::current_or_init(),
+        false => None,
+    }
+}
+
 impl Drop for RawBatch {
     #[inline]
     fn drop(&mut self) {
@@ -359,7 +408,7 @@ impl fmt::Debug for RawBatch {
             .field("ready_slots", &(run + self.ready.max(0) as usize))
             .field("hint", &self.hint)
             .field("growth", &Growth::from_u8(self.growth))
-            .field("plain_boxes_next", &self.ready.min(0).unsigned_abs())
+            .field("unreserved_next", &self.ready.min(0).unsigned_abs())
             .finish()
     }
 }

@@ -1,31 +1,40 @@
 //! A batch's first allocations: the first two of a batch hinted at two or
-//! fewer, or not hinted, are plain boxes (a refill would cost more than such
-//! a loop saves); the third reserves; a batch hinted at more reserves at
-//! once, exactly what the hint says. (`RawBatch::try_alloc` reports which
-//! allocations were plain.)
+//! fewer, or not hinted, take slots from the thread's runs rather than
+//! reserve a run of the batch's own (a refill would cost more than such a
+//! loop saves); the third reserves; a batch hinted at more reserves at
+//! once, exactly what the hint says. (`RawBatch::try_alloc` reports an
+//! allocation that was to be a plain box, and `refills` the batch's own
+//! reservations.)
+
+use std::sync::Mutex;
 
 use batch_alloc_rt::{stats, BatchAlloc, RawBatch};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-/// Whether each of `n` allocations from a batch hinted at `capacity` was
-/// served by the batch (`true`) or was to be a plain box.
-fn served(capacity: usize, n: u64) -> Vec<bool> {
+/// The counters are process-wide: each test holds this while it counts.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// For each of `n` allocations from a batch hinted at `capacity`: whether
+/// the runtime served it (rather than handing the value back for a plain
+/// box), and how many refills the batch had made once it had.
+fn served(capacity: usize, n: u64) -> Vec<(bool, u32)> {
     let mut batch = RawBatch::with_capacity(capacity);
     let mut boxes = Vec::new();
     let mut out = Vec::new();
     for i in 0..n {
-        match batch.try_alloc([i; 4]) {
+        let served = match batch.try_alloc([i; 4]) {
             Ok(b) => {
                 boxes.push(b);
-                out.push(true);
+                true
             }
             Err(value) => {
                 boxes.push(Box::new(value));
-                out.push(false);
+                false
             }
-        }
+        };
+        out.push((served, batch.refills()));
     }
     for (i, b) in boxes.iter().enumerate() {
         assert_eq!(**b, [i as u64; 4]);
@@ -35,24 +44,30 @@ fn served(capacity: usize, n: u64) -> Vec<bool> {
 
 #[test]
 fn tiny_and_hinted_batches() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     assert!(batch_alloc_rt::is_active());
     for capacity in [0, 1, 2] {
         assert_eq!(
             served(capacity, 5),
-            [false, false, true, true, true],
+            [(true, 0), (true, 0), (true, 1), (true, 1), (true, 1)],
             "a batch hinted at {capacity}"
         );
     }
-    for capacity in [3, 8, 100] {
+    // A hint of three reserves three; the fourth allocation outruns it.
+    assert_eq!(
+        served(3, 5),
+        [(true, 1), (true, 1), (true, 1), (true, 2), (true, 2)]
+    );
+    for capacity in [8, 100] {
         assert_eq!(
             served(capacity, 5),
-            [true; 5],
+            [(true, 1); 5],
             "a batch hinted at {capacity}"
         );
     }
 
     let fresh = format!("{:?}", RawBatch::with_capacity(1));
-    assert!(fresh.contains("plain_boxes_next: 2"), "{fresh}");
+    assert!(fresh.contains("unreserved_next: 2"), "{fresh}");
     assert!(fresh.contains("ready_slots: 0"), "{fresh}");
 
     // A hint of ten reserves ten slots at the first allocation, which then
@@ -63,7 +78,41 @@ fn tiny_and_hinted_batches() {
     let seen = format!("{batch:?}");
     assert!(seen.contains("ready_slots: 9"), "{seen}");
     assert!(seen.contains("hint: 0"), "{seen}");
-    assert!(seen.contains("plain_boxes_next: 0"), "{seen}");
+    assert!(seen.contains("unreserved_next: 0"), "{seen}");
     assert_eq!(stats().reserve_calls, before + 1);
     assert_eq!(*first, 7);
+}
+
+/// A loop of one or two boxes costs the thread's runs a slot each and
+/// counts as batched: `batched_boxes` moves by exactly the boxes made,
+/// `scoped_allocations` does not move, and once the boxes are dropped every
+/// slot is back.
+#[test]
+fn a_tiny_loops_boxes_are_counted_as_batched() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    std::thread::spawn(|| {
+        // The thread's heap and its run of the class, made first, so that
+        // the counts below see only the tiny loops.
+        drop(RawBatch::with_capacity(0).alloc([0u64; 4]));
+        let before = stats();
+        let mut boxes = Vec::new();
+        for i in 0..3u64 {
+            let mut batch = RawBatch::with_capacity(2);
+            boxes.push(batch.alloc([i; 4]));
+            boxes.push(batch.alloc([i + 10; 4]));
+        }
+        let during = stats();
+        assert_eq!(during.batched_boxes - before.batched_boxes, 6);
+        assert_eq!(during.scoped_allocations, before.scoped_allocations);
+        assert_eq!(during.reserve_calls, before.reserve_calls, "no refill");
+        assert_eq!(during.live_slots - before.live_slots, 6);
+        for (k, b) in boxes.iter().enumerate() {
+            let i = k as u64 / 2;
+            assert_eq!(**b, [if k % 2 == 0 { i } else { i + 10 }; 4]);
+        }
+        drop(boxes);
+        assert_eq!(stats().live_slots, before.live_slots);
+    })
+    .join()
+    .unwrap();
 }
