@@ -354,8 +354,8 @@ pub mod __private {
                 boxed
             }
             Err(value) => {
-                // A tiny loop's first boxes come from the thread's runs: a
-                // batchable box is plain only when there is no memory.
+                // A tiny loop's first boxes are lone slots: a batchable box
+                // is plain only when there is no memory.
                 site.count(plain_because::<T>(Outcome::NoMemory));
                 Box::new(value)
             }

@@ -29,7 +29,7 @@
 //! )?;
 //! assert_eq!(path.points[3].y, 13);
 //! // Every box from spans: a batch without a length takes the first two
-//! // from the thread's runs and reserves for the rest (see below).
+//! // one slot at a time and reserves a run for the rest (see below).
 //! assert_eq!(batch_alloc::stats().batched_boxes - before, 4);
 //! # Ok::<(), serde_json::Error>(())
 //! ```
@@ -74,7 +74,7 @@
 //! `size_hint()`, and the batch reserves for that many elements. Self-
 //! describing text formats such as JSON do not know the length of an array
 //! before its end: there the batch has no hint, takes its first two boxes
-//! from the thread's runs, and then reserves runs that grow geometrically
+//! one slot at a time, and then reserves runs that grow geometrically
 //! (see [`Batch::new`](crate::Batch::new)).
 //!
 //! A length read from the input is not trusted: like serde's own impls,
@@ -86,8 +86,8 @@
 //!
 //! Each call of a helper makes its own batch. A helper on a field of a
 //! struct that occurs once per record makes one batch per record: a list of
-//! one or two elements takes its boxes from the thread's runs (a bump each,
-//! no refill), a longer one pays for one refill at least. The long
+//! one or two elements takes a slot per box (no run, a little cheaper than
+//! a system box), a longer one pays for one refill at least. The long
 //! sequences, where the allocator's per-call cost adds up, are where the
 //! helpers pay most.
 //!

@@ -7,7 +7,7 @@
 //! spans (span memory comes from the runtime's own reserved range, not from
 //! the inner allocator), slots are freed and reallocated in place, and a
 //! reallocation that would leave its slot fails cleanly; a tiny loop's
-//! boxes come from the thread's runs, also spans. Where an allocation has
+//! boxes are lone slots of spans too. Where an allocation has
 //! to come from the inner allocator (`Box::new`, a type batches do not
 //! serve), the process fails exactly as
 //! `Box::new` does: `handle_alloc_error` prints "memory allocation of N
@@ -194,8 +194,8 @@ fn batches_keep_working_while_the_inner_allocator_fails() {
 }
 
 /// The first allocations of a batch hinted at two or fewer, or not hinted,
-/// take slots of the thread's runs: spans again, so a loop of one or two
-/// boxes keeps working while the inner allocator fails.
+/// take one slot each: spans again, so a loop of one or two boxes keeps
+/// working while the inner allocator fails.
 #[test]
 fn a_tiny_loops_boxes_come_from_spans_while_the_inner_allocator_fails() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

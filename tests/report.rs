@@ -71,8 +71,8 @@ fn each_site_says_what_it_did_and_why() {
         "{table}"
     );
     let batched = line_for(&table, 38);
-    // The loop of two takes its boxes from the thread's runs, counted as
-    // its batch's: no plain box.
+    // The loop of two takes a slot per box, counted as its batch's: no
+    // plain box.
     assert!(batched.contains("52 from its batch"), "{table}");
     assert!(!batched.contains("plain"), "{table}");
     assert!(batched.contains("refills"), "{table}");

@@ -687,8 +687,8 @@ def write(results, doc, img):
       "`Vec::with_capacity(N)` on glibc. Laid out as benchstat prints: ± is the largest "
       "deviation of a round from the median, the delta is shown where a Mann-Whitney U test "
       "over the rounds gives p ≤ 0.05 (else `~`), n counts rounds. "
-      "A loop of one or two boxes reserves nothing: it takes slots from the thread's runs, "
-      "which stay with the thread between loops.")
+      "A loop of one or two boxes takes slots from the thread's batch-scope runs, which stay "
+      "with the thread between loops.")
     w("")
     w(benchstat(d, "box-glibc", "batch-glibc", "vec",
                 "glibc: old = `Box::new` on `System`, new = `#[batch_alloc]` on `BatchAlloc<System>`"))

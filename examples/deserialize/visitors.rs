@@ -15,12 +15,12 @@
 //! ends every box and every other small allocation (names, tags, order
 //! lines, serde's own) comes from the scope's runs. Under the per-site
 //! form, every call of a `visit_*` method has its own batches, one per
-//! `Box::new` in its loops, each taking its first two boxes from the
-//! thread's runs and reserving from its third on: the records list
-//! reserves; an order list is a loop of its own per record, so a short one
-//! (two orders or fewer) takes its boxes from the runs and a longer one
-//! reserves; a record's address is boxed once per call of the record's
-//! `visit_map`, so it comes from the runs; nothing else is batched.
+//! `Box::new` in its loops, each taking its first two boxes one slot at a
+//! time and reserving a run from its third on: the records list reserves;
+//! an order list is a loop of its own per record, so a short one (two
+//! orders or fewer) takes a slot per box and a longer one reserves; a
+//! record's address is boxed once per call of the record's `visit_map`, so
+//! it takes a slot; nothing else is batched.
 
 macro_rules! deserializers {
     ($(#[$batch:meta])*) => {

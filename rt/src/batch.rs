@@ -12,8 +12,7 @@ use crate::heap;
 use crate::link::{self, read_link};
 use crate::queues::give_back;
 use crate::region::{self, frame_base};
-use crate::reserve::reserve;
-use crate::runs::lend_to_batch;
+use crate::reserve::{reserve, reserve_one};
 use crate::types::{HeapRecord, Reservation, Tally, NO_HEAP};
 
 /// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
@@ -38,12 +37,11 @@ use crate::types::{HeapRecord, Reservation, Tally, NO_HEAP};
 /// no atomic instruction, no thread-local lookup, no call. When the run is
 /// used up, one call reserves the next run from the current thread's heap.
 /// Nothing is reserved before the first `alloc`, and a loop of one or two
-/// allocations never reserves a run of its own (a refill costs about as
-/// much as two boxes from the system allocator): the first two allocations
-/// of a batch hinted at two or fewer, or not hinted, take a slot each from
-/// the current thread's runs, the ones batch scopes allocate from, which
-/// every batch of the thread shares. A loop of one box then costs a bump
-/// and its free, about 0.6x a `Box::new` in instructions. When
+/// allocations never reserves a run (a refill costs about as much as two
+/// boxes from the system allocator): the first two allocations of a batch
+/// hinted at two or fewer, or not hinted, each reserve one slot of the
+/// current thread's heap and hand it out at once, a little cheaper than a
+/// `Box::new` from the system allocator, and nothing stays reserved. When
 /// [`BatchAlloc`] is not the global allocator, or `T` is not batched
 /// (zero-sized, aligned past a page, larger than the largest size class),
 /// `alloc` is `Box::new`.
@@ -116,8 +114,7 @@ const DEFAULT_GROWTH: u8 = u8::MAX;
 ///
 /// A new batch is all zeros but for `growth`, `ready` and `hint`, laid out
 /// so that the zeros are whole stores: a loop that never reserves (one of
-/// one or two boxes, served from the thread's runs) pays for little more
-/// than those.
+/// one or two boxes, a slot at a time) pays for little more than those.
 #[doc(hidden)]
 #[repr(C)]
 pub struct RawBatch {
@@ -146,7 +143,7 @@ pub struct RawBatch {
     /// While positive, the slots left on `list`, handed out once the run is
     /// used up; while negative, minus the allocations still to be made
     /// without a reservation before the next refill: a tiny loop's first
-    /// ones (from `-TINY_LOOP`, served from the thread's runs), or all of
+    /// ones (from `-TINY_LOOP`, a lone slot each), or all of
     /// them once the batch cannot reserve (from `i32::MIN`, plain boxes).
     /// One word for both, since those allocations are due only while
     /// nothing is reserved: one test on the way to them.
@@ -194,7 +191,7 @@ impl RawBatch {
     }
 
     /// Moves `value` into a slot of this batch (or, for a tiny loop's first
-    /// allocations, of the thread's runs), or hands it back when this
+    /// allocations, a lone slot), or hands it back when this
     /// allocation is to be a plain box (a type no class serves, no
     /// `BatchAlloc`, no memory): what [`alloc`](RawBatch::alloc) does, for
     /// the per-site report, which wants to know.
@@ -262,16 +259,16 @@ impl RawBatch {
     }
 
     /// An allocation made while the batch is not to reserve: a tiny loop's
-    /// first ones take a slot of the thread's run of `T`'s class (`None`
-    /// without `BatchAlloc` or memory); after a failed refill, `None`, for
-    /// a plain box.
+    /// first ones take a lone slot of `T`'s class (`None` without
+    /// `BatchAlloc` or memory); after a failed refill, `None`, for a plain
+    /// box.
     #[inline(always)]
     fn unreserved_slot<T>(&mut self) -> Option<NonNull<u8>> {
         let tiny = self.ready >= -(TINY_LOOP as i32);
         self.ready += 1;
         let class = const { class_of::<T>() };
         if tiny && class != NO_CLASS {
-            return slot_from_thread_runs(class);
+            return lone_slot(class);
         }
         None
     }
@@ -282,8 +279,8 @@ impl RawBatch {
     fn refill(&mut self, class: u8, stride: usize) -> Option<NonNull<u8>> {
         self.settle();
         self.refills = self.refills.saturating_add(1);
-        let heap = match class != NO_CLASS && is_active() {
-            true => heap::current_or_init(),
+        let heap = match class != NO_CLASS {
+            true => batch_heap(),
             false => None,
         };
         let reservation = if let Some(heap) = heap {
@@ -367,20 +364,26 @@ impl RawBatch {
     }
 }
 
-/// A slot of `class` from this thread's runs, which a tiny loop's first
-/// allocations take instead of paying for a refill or a call to the inner
-/// allocator: a loop of one box costs a bump. Makes the thread's heap if
-/// need be (once per thread, as a first refill would). `None` without
-/// `BatchAlloc`, on an exiting thread, or with no memory. Out of line, so
-/// that the loop around a batch's fast path keeps its registers.
+/// One slot of `class`, reserved from this thread's heap and handed out at
+/// once: what a tiny loop's first allocations take instead of a run of
+/// their own (which would cost more than such a loop saves) or a call to
+/// the inner allocator. `None` without `BatchAlloc`, on an exiting thread,
+/// or with no memory. Out of line, so that the loop around a batch's fast
+/// path keeps its registers.
 #[inline(never)]
-fn slot_from_thread_runs(class: u8) -> Option<NonNull<u8>> {
-    let heap = match heap::current() {
-        NO_HEAP => first_heap()?,
+fn lone_slot(class: u8) -> Option<NonNull<u8>> {
+    reserve_one(batch_heap()?, class)
+}
+
+/// This thread's heap, made on first use (once per thread) if `BatchAlloc`
+/// serves the program; `None` otherwise or on an exiting thread.
+#[inline(always)]
+fn batch_heap() -> Option<&'static HeapRecord> {
+    match heap::current() {
+        NO_HEAP => first_heap(),
         // SAFETY: this thread's heap record; records are never freed.
-        heap => unsafe { &*heap },
-    };
-    lend_to_batch(heap, class)
+        heap => Some(unsafe { &*heap }),
+    }
 }
 
 /// This thread's heap, made now if `BatchAlloc` serves the program.

@@ -249,8 +249,7 @@ fn retire_current() {
 }
 
 /// Gives back every run's unused slots, leaving the runs empty. Owner only,
-/// with no scope open (whose loop is still taking slots from the runs) and
-/// from no allocation (a tiny batch's reads a run outside scopes).
+/// with no scope open (a run is only read while one is).
 pub(crate) fn give_back_runs(heap: &HeapRecord) {
     for run in &heap.runs {
         let cur = run.cur.load(Ordering::Relaxed);

@@ -110,10 +110,13 @@ pub(crate) fn counter_totals() -> [u64; 3] {
     totals
 }
 
-/// Counts a refill of `slots` slots for `tally` on this thread's heap. Every
-/// slot counts as handed out until given back.
+/// Counts a refill of `slots` slots for `tally` on this thread's heap (a
+/// lone slot is not a refill). Every slot counts as handed out until given
+/// back.
 pub(crate) fn count_reserve(heap: &HeapRecord, slots: u32, tally: Tally) {
-    Counters::add(&heap.counters.reserve_calls, 1);
+    if tally != Tally::Lone {
+        Counters::add(&heap.counters.reserve_calls, 1);
+    }
     Counters::add(heap.counters.slots(tally), slots as u64);
 }
 

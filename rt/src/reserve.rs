@@ -2,6 +2,8 @@
 //! thread's heap in one call. (What they did not use goes back through
 //! `queues::give_back`.)
 
+use core::ptr::NonNull;
+
 use crate::class;
 use crate::fatal::fatal;
 use crate::link::{self, read_link};
@@ -65,6 +67,24 @@ pub(crate) fn reserve(
         Some(reservation) => Some(reservation),
         None => reserve_slow(heap, class, want, known, tally),
     }
+}
+
+/// One slot of `class` from `heap`, this thread's heap, reserved and handed
+/// out at once: what a batch takes for a tiny loop's allocation, which
+/// would not pay for a run. Nothing stays reserved, so no span is kept from
+/// emptying by slots nobody uses (a run held for tiny loops would keep its
+/// span's freed slots on lists that later refills walk). Counted as a
+/// batched box, not as a refill. `None` when there is no memory.
+#[inline]
+pub(crate) fn reserve_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
+    let one = reserve(heap, class, 1, true, Tally::Lone)?;
+    // A known request of one takes exactly one slot: the list's head, or
+    // the first fresh one.
+    let offset = match one.list_len {
+        0 => one.bump_start,
+        _ => one.list_head,
+    };
+    NonNull::new(frame_base(one.frame).wrapping_add(offset as usize))
 }
 
 /// The common refill, inlined into the batch: the head span of the class

@@ -1,5 +1,4 @@
-//! Scope runs: what a thread allocates from while a batch scope is open,
-//! and what a tiny loop's batch lends its first slots from.
+//! Scope runs: what a thread allocates from while a batch scope is open.
 //!
 //! A thread's heap keeps one [`Run`] per size class: slots reserved from one
 //! span in one refill, a contiguous stretch handed out by a pointer bump,
@@ -8,9 +7,7 @@
 //! known at compile time; a scope that captures also serves every other
 //! allocation the runtime can (`BatchAlloc::alloc`, `alloc_zeroed`,
 //! `realloc` of a size class it has) from the run of the class the layout
-//! maps to. A batch of a loop too short to pay for a refill takes its
-//! first slots from the same runs, outside scopes too. The runs stay with
-//! the heap between scopes, so a scope costs
+//! maps to. The runs stay with the heap between scopes, so a scope costs
 //! nothing to open or close, and a short one does not pay for a refill;
 //! their unused slots go back when the thread exits. Every slot handed out
 //! is an ordinary slot of its span, freed by `dealloc` on any thread.
@@ -25,7 +22,7 @@ use crate::link::{self, read_link};
 use crate::region::{self, frame_base};
 use crate::reserve::reserve;
 use crate::sync::Ordering;
-use crate::types::{Counters, HeapRecord, Run, Tally};
+use crate::types::{HeapRecord, Run, Tally};
 
 /// The fast path of a capturing scope's allocation: a bump from the run of
 /// `layout`'s class, for the sizes and alignments of everyday types.
@@ -83,22 +80,6 @@ pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>
         Some(slot) => Some(slot),
         None => next_slot(heap, run, class),
     }
-}
-
-/// A slot of `class` for a batch that holds no reservation (a tiny loop's
-/// first allocations), from the run of the class of `heap`, this thread's
-/// heap, and counted as the batch's. `None` when no slot can be had.
-#[inline(always)]
-pub(crate) fn lend_to_batch(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
-    let run = heap.runs.get(class as usize)?;
-    let slot = match bump(run) {
-        Some(slot) => slot,
-        None => next_slot(heap, run, class)?,
-    };
-    // The run counted the slot as a scope's when it reserved it.
-    Counters::add(&heap.counters.run_slots, u64::MAX);
-    Counters::add(&heap.counters.batched_boxes, 1);
-    Some(slot)
 }
 
 /// Once the run's stretch of fresh slots is used up: a recycled slot, or

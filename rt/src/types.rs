@@ -326,13 +326,16 @@ impl Counters {
 pub(crate) enum Tally {
     Batch,
     Run,
+    /// A single slot a batch hands out at once (a tiny loop's box): a
+    /// batched box, but not a refill.
+    Lone,
 }
 
 impl Counters {
     /// The counter of slots handed out for `tally`.
     pub(crate) fn slots(&self, tally: Tally) -> &core::sync::atomic::AtomicU64 {
         match tally {
-            Tally::Batch => &self.batched_boxes,
+            Tally::Batch | Tally::Lone => &self.batched_boxes,
             Tally::Run => &self.run_slots,
         }
     }

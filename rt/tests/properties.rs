@@ -129,7 +129,7 @@ proptest! {
     ) {
         assert!(batch_alloc_rt::is_active());
         // A batch given more than two boxes must have reserved (its first
-        // two come from the thread's runs, counted as batched too).
+        // two are lone slots, counted as batched too).
         let mut per_batch = [[0usize; 3]; 3];
         let mut expect_batched = false;
         for op in &program {

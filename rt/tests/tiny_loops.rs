@@ -1,7 +1,7 @@
 //! A batch's first allocations: the first two of a batch hinted at two or
-//! fewer, or not hinted, take slots from the thread's runs rather than
-//! reserve a run of the batch's own (a refill would cost more than such a
-//! loop saves); the third reserves; a batch hinted at more reserves at
+//! fewer, or not hinted, take one slot each rather than reserve a run (a
+//! refill would cost more than such a loop saves); the third reserves a
+//! run; a batch hinted at more reserves at
 //! once, exactly what the hint says. (`RawBatch::try_alloc` reports an
 //! allocation that was to be a plain box, and `refills` the batch's own
 //! reservations.)
@@ -83,16 +83,16 @@ fn tiny_and_hinted_batches() {
     assert_eq!(*first, 7);
 }
 
-/// A loop of one or two boxes costs the thread's runs a slot each and
-/// counts as batched: `batched_boxes` moves by exactly the boxes made,
-/// `scoped_allocations` does not move, and once the boxes are dropped every
-/// slot is back.
+/// A loop of one or two boxes takes a slot per box, counted as batched
+/// and not as a refill: `batched_boxes` moves by exactly the boxes made,
+/// `reserve_calls` and `scoped_allocations` do not move, nothing stays
+/// reserved, and once the boxes are dropped every slot is back.
 #[test]
 fn a_tiny_loops_boxes_are_counted_as_batched() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     std::thread::spawn(|| {
-        // The thread's heap and its run of the class, made first, so that
-        // the counts below see only the tiny loops.
+        // The thread's heap, made first, so that the counts below see only
+        // the tiny loops.
         drop(RawBatch::with_capacity(0).alloc([0u64; 4]));
         let before = stats();
         let mut boxes = Vec::new();
