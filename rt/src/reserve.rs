@@ -77,6 +77,9 @@ pub(crate) fn reserve(
 /// batched box, not as a refill. `None` when there is no memory.
 #[inline]
 pub(crate) fn reserve_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
+    if let Some(slot) = take_one(heap, class) {
+        return Some(slot);
+    }
     let one = reserve(heap, class, 1, true, Tally::Lone)?;
     // A known request of one takes exactly one slot: the list's head, or
     // the first fresh one.
@@ -85,6 +88,48 @@ pub(crate) fn reserve_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
         _ => one.list_head,
     };
     NonNull::new(frame_base(one.frame).wrapping_add(offset as usize))
+}
+
+/// The common case of [`reserve_one`], which must cost about what an
+/// allocator's own fast path does: the head span of the class has no remote
+/// frees waiting and a recycled slot (popped) or a fresh one (bumped).
+/// `None` for anything else, left to a refill of one.
+#[inline(always)]
+fn take_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
+    if !heap.mailbox.is_empty() || heap.outbox_slots.load(Ordering::Relaxed) != 0 {
+        return None;
+    }
+    // SAFETY: this thread owns its heap; reserve is never re-entered.
+    let local = unsafe { heap.local() };
+    let frame = linked_frame(local.queues_of(class).avail)?;
+    let span = region::span(frame);
+    if remote::has_pending(span) {
+        return None;
+    }
+    // SAFETY: this thread owns the span; no other local reference is live.
+    let sl = unsafe { span.local() };
+    let base = frame_base(frame);
+    let offset = if sl.free_head != NIL {
+        let head = sl.free_head;
+        // SAFETY: free slots of this span hold links written by this thread
+        // or made visible by a take's acquire.
+        sl.free_head = unsafe { read_link(base.wrapping_add(head as usize), link::key(span)) };
+        head
+    } else if sl.fresh > 0 {
+        let at = sl.bump;
+        // No overflow: a fresh slot fits the frame.
+        sl.bump = at.wrapping_add(span.slot_size.load(Ordering::Relaxed));
+        sl.fresh -= 1;
+        at
+    } else {
+        return None;
+    };
+    // No overflow: the slot was free, so `used` stays at most the span's
+    // slot count. A span this empties of free slots stays at the head of
+    // its queue until the next refill finds nothing there and parks it.
+    span.set_used(span.used().wrapping_add(1));
+    count_reserve(heap, 1, Tally::Lone);
+    NonNull::new(base.wrapping_add(offset as usize))
 }
 
 /// The common refill, inlined into the batch: the head span of the class
