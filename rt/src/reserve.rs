@@ -434,6 +434,39 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_slot_is_a_recycled_one_first_then_a_fresh_one_and_not_a_refill() {
+        let class = class64();
+        let size = CLASSES[class as usize].size;
+        let heap = heap();
+        let held = reserve(heap, class, 4, false, Tally::Batch).unwrap();
+        // Keep the span from emptying (which would reset it to a fresh run).
+        let keeper = reserve(heap, class, 1, false, Tally::Batch).unwrap();
+        let slots = run_slots(&held, size);
+        free_slot(slots[2]);
+        let calls = heap.counters.reserve_calls.load(Ordering::Relaxed);
+        let boxes = heap.counters.batched_boxes.load(Ordering::Relaxed);
+        let recycled = reserve_one(heap, class).unwrap().as_ptr();
+        assert_eq!(recycled, slots[2], "the freed slot comes back first");
+        let fresh = reserve_one(heap, class).unwrap().as_ptr();
+        let next_fresh = slot_ptr(&keeper, keeper.bump_end);
+        assert_eq!(fresh, next_fresh, "then the span's next fresh slot");
+        assert_eq!(
+            heap.counters.reserve_calls.load(Ordering::Relaxed),
+            calls,
+            "not a refill"
+        );
+        assert_eq!(
+            heap.counters.batched_boxes.load(Ordering::Relaxed),
+            boxes + 2
+        );
+        for p in [slots[0], slots[1], slots[3], recycled, fresh] {
+            free_slot(p);
+        }
+        // SAFETY: the keeper's slot was never handed out.
+        unsafe { give_back(crate::heap::current(), keeper, Tally::Batch) };
+    }
+
+    #[test]
     fn freed_slots_are_reused_by_later_reservations() {
         let class = class64();
         let size = CLASSES[class as usize].size;
