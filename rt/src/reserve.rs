@@ -80,7 +80,9 @@ pub(crate) fn reserve_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
     if let Some(slot) = take_one(heap, class) {
         return Some(slot);
     }
-    let one = reserve(heap, class, 1, true, Tally::Lone)?;
+    // The fresh-run fast path serves nothing `take_one` did not: straight
+    // to the slow refill.
+    let one = reserve_slow(heap, class, 1, true, Tally::Lone)?;
     // A known request of one takes exactly one slot: the list's head, or
     // the first fresh one.
     let offset = match one.list_len {
@@ -90,12 +92,12 @@ pub(crate) fn reserve_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
     NonNull::new(frame_base(one.frame).wrapping_add(offset as usize))
 }
 
-/// The common case of [`reserve_one`], which must cost about what an
-/// allocator's own fast path does: the head span of the class has no remote
-/// frees waiting and a recycled slot (popped) or a fresh one (bumped).
-/// `None` for anything else, left to a refill of one.
+/// The head span of `class`'s avail queue in `heap`, this thread's heap,
+/// when nothing waits to be taken in first (no span in the mailbox, no
+/// chain in the outbox, no remote frees on the span): where the fast paths
+/// serve from. `None` otherwise, for `reserve_slow`.
 #[inline(always)]
-fn take_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
+fn quiet_head_span(heap: &HeapRecord, class: u8) -> Option<(u32, &'static Span)> {
     if !heap.mailbox.is_empty() || heap.outbox_slots.load(Ordering::Relaxed) != 0 {
         return None;
     }
@@ -106,15 +108,25 @@ fn take_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
     if remote::has_pending(span) {
         return None;
     }
+    Some((frame, span))
+}
+
+/// The common case of [`reserve_one`], which must cost about what an
+/// allocator's own fast path does: the head span of the class has no remote
+/// frees waiting and a recycled slot (popped) or a fresh one (bumped).
+/// `None` for anything else, left to a refill of one.
+#[inline(always)]
+fn take_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
+    let (frame, span) = quiet_head_span(heap, class)?;
     // SAFETY: this thread owns the span; no other local reference is live.
     let sl = unsafe { span.local() };
     let base = frame_base(frame);
     let offset = if sl.free_head != NIL {
-        let head = sl.free_head;
-        // SAFETY: free slots of this span hold links written by this thread
-        // or made visible by a take's acquire.
-        sl.free_head = unsafe { read_link(base.wrapping_add(head as usize), link::key(span)) };
-        head
+        let head = base.wrapping_add(sl.free_head as usize);
+        let key = link::key(span);
+        // SAFETY: a free slot of this span, linked by this thread or seen by a take's acquire.
+        let next = unsafe { read_link(head, key) };
+        core::mem::replace(&mut sl.free_head, next)
     } else if sl.fresh > 0 {
         let at = sl.bump;
         // No overflow: a fresh slot fits the frame.
@@ -138,16 +150,7 @@ fn take_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
 /// for anything else.
 #[inline(always)]
 fn reserve_fresh_run(heap: &HeapRecord, class: u8, want: u32, tally: Tally) -> Option<Reservation> {
-    if !heap.mailbox.is_empty() || heap.outbox_slots.load(Ordering::Relaxed) != 0 {
-        return None;
-    }
-    // SAFETY: this thread owns its heap; reserve is never re-entered.
-    let local = unsafe { heap.local() };
-    let frame = linked_frame(local.queues_of(class).avail)?;
-    let span = region::span(frame);
-    if remote::has_pending(span) {
-        return None;
-    }
+    let (frame, span) = quiet_head_span(heap, class)?;
     // SAFETY: this thread owns the span; no other local reference is live.
     let sl = unsafe { span.local() };
     let want = want.max(1);
