@@ -33,6 +33,8 @@ use crate::types::{link_to, linked_frame, HeapRecord, Outgoing, Span, OUTBOX_SPA
 
 /// Slots a chain collects before it is sent.
 pub(crate) const OUTBOX_LIMIT: u32 = 64;
+// A chain starts with room for more (`post` counts down from it).
+const _: () = assert!(OUTBOX_LIMIT >= 2);
 
 /// Frees, from this thread, a slot of a span another heap owns: into the
 /// outbox's chain for the span, or, for an armed or abandoned span, with
@@ -62,10 +64,11 @@ pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, slot: *mu
     // SAFETY: the slot is given up and covered by `slot`.
     unsafe { write_link(slot, entry.head, link::key(span)) };
     entry.head = at.offset_in_frame();
-    // No overflow: a chain is sent at OUTBOX_LIMIT slots.
-    entry.count = entry.count.wrapping_add(1);
     publish(heap, 1);
-    if entry.count >= OUTBOX_LIMIT {
+    // No underflow: a chain under way has room, and is sent when it has
+    // none left.
+    entry.room = entry.room.wrapping_sub(1);
+    if entry.room == 0 {
         send(heap, entry);
     }
 }
@@ -135,7 +138,7 @@ unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRec
     *entry = Outgoing {
         frame: link_to(frame),
         head: at.offset_in_frame(),
-        count: 1,
+        room: OUTBOX_LIMIT - 1,
         misses: 0,
         tail: at.ptr(),
     };
@@ -223,10 +226,11 @@ fn send(heap: &HeapRecord, entry: &mut Outgoing) {
     // SAFETY: the tail is a slot of the chain, given up by its box in an
     // earlier free that has returned; only this push writes its link.
     let link_last = |next| unsafe { write_link(tail, next, key) };
+    let count = OUTBOX_LIMIT.wrapping_sub(entry.room);
     // SAFETY: the chain's slots are out of `span`, given up, and linked
     // head to tail but for the tail's link, which `link_last` writes.
-    let pushed = unsafe { remote::push_chain(span, entry.head, entry.count, link_last) };
-    publish(heap, entry.count.wrapping_neg());
+    let pushed = unsafe { remote::push_chain(span, entry.head, count, link_last) };
+    publish(heap, count.wrapping_neg());
     *entry = Outgoing::EMPTY;
     after_remote_push(pushed, frame, span);
 }

@@ -362,14 +362,18 @@ pub(crate) struct HeapLocal {
 
 /// Slots of one span of another heap, freed on this thread and chained
 /// through their links, head first: sent back in one compare-and-swap.
+///
+/// 32 bytes, so that a free finds its entry with a shift and a mask.
 #[derive(Clone, Copy)]
+#[repr(C, align(32))]
 pub(crate) struct Outgoing {
     /// The span's frame ([`link_to`]), or 0 for an unused entry.
     pub frame: u32,
     /// Offset of the chain's first slot; each links the next.
     pub head: u32,
-    /// Slots in the chain.
-    pub count: u32,
+    /// Slots the chain takes before it is sent: `OUTBOX_LIMIT` less its
+    /// length (counting down, a free tests what it decrements).
+    pub room: u32,
     /// Frees into other spans that mapped to this entry since it took its
     /// span (see `outbox::start_chain`).
     pub misses: u32,
@@ -382,7 +386,7 @@ impl Outgoing {
     pub(crate) const EMPTY: Outgoing = Outgoing {
         frame: 0,
         head: 0,
-        count: 0,
+        room: 0,
         misses: 0,
         tail: ptr::null_mut(),
     };
