@@ -367,7 +367,7 @@ pub(crate) struct HeapLocal {
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
 pub(crate) struct Outgoing {
-    /// The span's frame ([`link_to`]), or 0 for an unused entry.
+    /// The span's frame, or [`Outgoing::UNUSED`].
     pub frame: u32,
     /// Offset of the chain's first slot; each links the next.
     pub head: u32,
@@ -383,8 +383,11 @@ pub(crate) struct Outgoing {
 }
 
 impl Outgoing {
+    /// The frame of an unused entry: past every frame a region can have.
+    pub(crate) const UNUSED: u32 = u32::MAX;
+
     pub(crate) const EMPTY: Outgoing = Outgoing {
-        frame: 0,
+        frame: Outgoing::UNUSED,
         head: 0,
         room: 0,
         misses: 0,
