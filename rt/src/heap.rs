@@ -152,7 +152,10 @@ fn init_current() -> Option<&'static HeapRecord> {
     if EXITED.try_with(Cell::get).unwrap_or(true) || !region::ensure_ready() {
         return None;
     }
-    static FORK_HOOKS: RunOnce = RunOnce::new();
+    // Registering the handlers is all the run does: run again in a child
+    // forked while it was under way, it registers them only if they were
+    // not (a registration is whole or absent in the child, and one that
+    // is there marks the run done from its child handler).
     FORK_HOOKS.run(|| {
         os::at_fork(nothing_before_fork, nothing_after_fork, after_fork_in_child);
     });
@@ -315,6 +318,9 @@ fn retire_span(frame: u32, span: &Span) {
 
 // ---- fork ----
 
+/// Registers this module's fork handlers, once.
+static FORK_HOOKS: RunOnce = RunOnce::new();
+
 unsafe extern "C" fn nothing_before_fork() {}
 
 unsafe extern "C" fn nothing_after_fork() {}
@@ -327,6 +333,7 @@ unsafe extern "C" fn nothing_after_fork() {}
 /// heaps stay theirs: their boxes can still be freed, remotely, and the
 /// spans are not reused in the child.)
 unsafe extern "C" fn after_fork_in_child() {
+    FORK_HOOKS.done_after_fork();
     let heap = current();
     let rebuild = heap != NO_HEAP;
     if rebuild {

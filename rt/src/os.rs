@@ -1,12 +1,13 @@
 //! Everything the runtime asks of the operating system: address space
 //! (reserve a range, make parts of it usable, give parts of it back), giving
-//! up the CPU, and hooks around `fork`. Nothing else in the runtime talks to
-//! the OS, and nothing here allocates or unwinds: every call is a plain
-//! system call.
+//! up the CPU, hooks around `fork`, and the process id. Nothing else in the
+//! runtime talks to the OS, and nothing here allocates or unwinds: every
+//! call is a plain system call.
 //!
 //! Under Miri, which understands neither `PROT_NONE` nor `madvise`, the range
 //! comes from `System` with frame alignment and is usable from the start,
-//! and there are no fork hooks.
+//! and there are no fork hooks (Miri cannot fork). The process id is the C
+//! library's everywhere on Unix, Miri included.
 
 #[cfg(all(unix, not(miri)))]
 mod imp {
@@ -205,7 +206,25 @@ mod imp {
     }
 }
 
+/// The process id, the same with and without Miri, which implements it.
+#[cfg(unix)]
+mod posix {
+    /// This process's id: a forked child's differs from its parent's.
+    pub fn process_id() -> u32 {
+        // SAFETY: no preconditions.
+        unsafe { libc::getpid() as u32 }
+    }
+}
+
+#[cfg(not(unix))]
+mod posix {
+    pub fn process_id() -> u32 {
+        std::process::id()
+    }
+}
+
 pub(crate) use imp::{at_exit, at_fork, commit, decommit, now_millis, reserve};
+pub(crate) use posix::process_id;
 
 // Under loom, waits yield to the model checker instead.
 #[cfg_attr(loom, allow(unused_imports))]

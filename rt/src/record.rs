@@ -140,11 +140,17 @@ pub(crate) fn count_given_back(heap: *mut HeapRecord, unused: u32, tally: Tally)
 // first record is carved), so this prepare handler runs before theirs: the
 // record lock is taken first, as `new_record` takes it.
 
+/// Registers the handlers below, once.
+static FORK_HOOKS: RunOnce = RunOnce::new();
+
 fn register_fork_hooks() {
-    static FORK_HOOKS: RunOnce = RunOnce::new();
     if region::ensure_ready() {
+        // Registering them is all the run does: run again in a child
+        // forked while it was under way, it registers them only if they
+        // were not (a registration is whole or absent in the child, and one
+        // that is there marks the run done from its child handler).
         FORK_HOOKS.run(|| {
-            os::at_fork(before_fork, after_fork, after_fork);
+            os::at_fork(before_fork, after_fork, after_fork_in_child);
         });
     }
 }
@@ -155,4 +161,9 @@ unsafe extern "C" fn before_fork() {
 
 unsafe extern "C" fn after_fork() {
     RECORD_LOCK.unlock();
+}
+
+unsafe extern "C" fn after_fork_in_child() {
+    RECORD_LOCK.unlock();
+    FORK_HOOKS.done_after_fork();
 }

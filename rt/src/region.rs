@@ -173,10 +173,13 @@ fn init_slow() -> bool {
     // The fork hooks go in before the lock is first taken, so that a fork
     // while this thread reserves the region cannot leave the lock held in
     // the child. Without them (the C library refused) the region still
-    // works for a process that does not fork mid-reservation.
-    static FORK_HOOKS: RunOnce = RunOnce::new();
+    // works for a process that does not fork mid-reservation. Registering
+    // them is all the run does: run again in a child forked while it was
+    // under way, it registers them only if they were not (a registration
+    // is whole or absent in the child, and one that is there marks the run
+    // done from its child handler).
     FORK_HOOKS.run(|| {
-        os::at_fork(before_fork, after_fork, after_fork);
+        os::at_fork(before_fork, after_fork, after_fork_in_child);
     });
     INIT_LOCK.lock();
     if STATE.load(Ordering::Relaxed) == UNINIT {
@@ -402,6 +405,9 @@ pub(crate) fn cached_bytes() -> usize {
 // record lock, whose handler was registered later and so runs first) and
 // releases them on both sides.
 
+/// Registers the handlers below, once.
+static FORK_HOOKS: RunOnce = RunOnce::new();
+
 unsafe extern "C" fn before_fork() {
     INIT_LOCK.lock();
     COMMIT_LOCK.lock();
@@ -410,4 +416,10 @@ unsafe extern "C" fn before_fork() {
 unsafe extern "C" fn after_fork() {
     COMMIT_LOCK.unlock();
     INIT_LOCK.unlock();
+}
+
+unsafe extern "C" fn after_fork_in_child() {
+    // SAFETY: the handler of the same fork.
+    unsafe { after_fork() };
+    FORK_HOOKS.done_after_fork();
 }

@@ -1,6 +1,7 @@
 //! The runtime's synchronisation primitives: the atomics of the
-//! cross-thread protocols (switchable to loom's), one spin lock, one
-//! lock-free stack of frame indices, and the markers of protocol windows.
+//! cross-thread protocols (switchable to loom's), one spin lock, one-time
+//! runs that survive a fork, one lock-free stack of frame indices, and the
+//! markers of protocol windows.
 //!
 //! The atomics inside spans and heap records are loom's under
 //! `RUSTFLAGS="--cfg loom"` (see `loom_model.rs`); process-wide statics use
@@ -17,7 +18,6 @@ pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64};
 
 pub(crate) use core::sync::atomic::Ordering;
 
-#[cfg(any(not(loom), batch_alloc_race))]
 use crate::os;
 
 /// Waits a moment for another thread to finish a short critical step:
@@ -75,51 +75,112 @@ impl SpinLock {
 /// Runs a function once per process; callers that come while it runs wait
 /// until it is done. (`std::sync::Once` may park, which is fine, but the
 /// optimiser cannot see that it never unwinds; see `NoUnwind`.)
-pub(crate) struct RunOnce {
-    state: core::sync::atomic::AtomicU8,
+///
+/// A process forked while one of its threads ran the function starts with
+/// the run under way and no thread to finish it. The run's word names the
+/// process that started it, so a caller that finds a run started in
+/// another process (the one it was forked from) takes the run over and
+/// calls the function itself. Each function given to a `RunOnce` must
+/// therefore be safe to call again after a partial call in a thread that no
+/// longer exists; its caller says why it is. (A process whose id is that of
+/// an ancestor that forked mid-run and has since died, and whose id was
+/// then reused by this process, would wait: pids do not come round that
+/// soon.)
+///
+/// The word, one `u64`: [`NOT_RUN`](Self::NOT_RUN), [`DONE`](Self::DONE),
+/// or the id of the process running it in the high half and
+/// [`RUNNING`](Self::RUNNING) in the low.
+pub(crate) struct RunOnce<W = core::sync::atomic::AtomicU64> {
+    word: W,
 }
 
 impl RunOnce {
-    const NOT_RUN: u8 = 0;
-    const RUNNING: u8 = 1;
-    const DONE: u8 = 2;
-
     pub(crate) const fn new() -> RunOnce {
         RunOnce {
-            state: core::sync::atomic::AtomicU8::new(Self::NOT_RUN),
+            word: core::sync::atomic::AtomicU64::new(Self::NOT_RUN),
         }
     }
 
-    pub(crate) fn run(&self, f: impl FnOnce()) {
-        // Acquire / Release: whoever sees DONE sees what `f` did.
-        if self.state.load(Ordering::Acquire) == Self::DONE {
-            return;
-        }
-        if self
-            .state
-            .compare_exchange(
-                Self::NOT_RUN,
-                Self::RUNNING,
-                Ordering::Acquire,
-                Ordering::Acquire,
-            )
-            .is_ok()
-        {
-            f();
-            self.state.store(Self::DONE, Ordering::Release);
-            return;
-        }
-        let mut spins = 0;
-        while self.state.load(Ordering::Acquire) != Self::DONE {
-            backoff(&mut spins);
+    /// In a child just forked, from a fork handler that `f` registered:
+    /// `f` got as far as registering it, which is all it does, so the run
+    /// is done even if the thread that ran it did not get to say so.
+    pub(crate) fn done_after_fork(&self) {
+        self.word.store(Self::DONE, Ordering::Release);
+    }
+}
+
+#[cfg(loom)]
+impl RunOnce<loom::sync::atomic::AtomicU64> {
+    /// For the models: a run not started yet, or (`Some(pid)`) under way
+    /// in process `pid` when this one was forked from it.
+    pub(crate) fn for_model(under_way_in: Option<u32>) -> Self {
+        let word = under_way_in.map_or(Self::NOT_RUN, Self::running);
+        RunOnce {
+            word: loom::sync::atomic::AtomicU64::new(word),
         }
     }
 }
 
-/// What an [`IndexStack`]'s top word is made of: a `core` atomic for the
-/// shared pool, a loom one inside heap records under the models.
-pub(crate) trait StackWord {
+impl<W: SharedWord> RunOnce<W> {
+    const NOT_RUN: u64 = 0;
+    const DONE: u64 = 1;
+    const RUNNING: u64 = 2;
+
+    /// A run under way in process `pid`.
+    fn running(pid: u32) -> u64 {
+        (pid as u64) << 32 | Self::RUNNING
+    }
+
+    /// Runs `f` unless it has run (or runs now, on another thread of this
+    /// process, which this call then waits for).
+    #[inline]
+    pub(crate) fn run(&self, f: impl FnOnce()) {
+        // Acquire: whoever sees DONE sees what `f` did.
+        if self.word.load(Ordering::Acquire) != Self::DONE {
+            self.run_in(os::process_id(), f);
+        }
+    }
+
+    /// [`run`](Self::run), in the process whose id is `pid`.
+    #[cold]
+    pub(crate) fn run_in(&self, pid: u32, f: impl FnOnce()) {
+        let mine = Self::running(pid);
+        let mut spins = 0;
+        let mut word = self.word.load(Ordering::Acquire);
+        loop {
+            if word == Self::DONE {
+                return;
+            }
+            if word == mine {
+                // Another thread of this process runs it.
+                backoff(&mut spins);
+                word = self.word.load(Ordering::Acquire);
+                continue;
+            }
+            // Not run yet, or under way in the process this one was forked
+            // from, whose running thread does not exist here.
+            window();
+            match self
+                .word
+                .compare_exchange_weak(word, mine, Ordering::Acquire, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(seen) => word = seen,
+            }
+        }
+        window();
+        f();
+        window();
+        // Release: pairs with the waiters' acquire.
+        self.word.store(Self::DONE, Ordering::Release);
+    }
+}
+
+/// A 64-bit atomic word of a lock-free structure that the loom models check
+/// in isolation: `core`'s in the runtime's statics, loom's in the models.
+pub(crate) trait SharedWord {
     fn load(&self, order: Ordering) -> u64;
+    fn store(&self, value: u64, order: Ordering);
     fn compare_exchange_weak(
         &self,
         current: u64,
@@ -129,12 +190,16 @@ pub(crate) trait StackWord {
     ) -> Result<u64, u64>;
 }
 
-macro_rules! stack_word {
+macro_rules! shared_word {
     ($atomic:ty) => {
-        impl StackWord for $atomic {
+        impl SharedWord for $atomic {
             #[inline]
             fn load(&self, order: Ordering) -> u64 {
                 <$atomic>::load(self, order)
+            }
+            #[inline]
+            fn store(&self, value: u64, order: Ordering) {
+                <$atomic>::store(self, value, order)
             }
             #[inline]
             fn compare_exchange_weak(
@@ -150,9 +215,9 @@ macro_rules! stack_word {
     };
 }
 
-stack_word!(core::sync::atomic::AtomicU64);
+shared_word!(core::sync::atomic::AtomicU64);
 #[cfg(loom)]
-stack_word!(loom::sync::atomic::AtomicU64);
+shared_word!(loom::sync::atomic::AtomicU64);
 
 /// A lock-free stack (Treiber's) of frame indices, linked through a field
 /// of each frame's metadata. The top word holds the top index + 1 (0 for
@@ -171,7 +236,7 @@ impl IndexStack {
     }
 }
 
-impl<W: StackWord> IndexStack<W> {
+impl<W: SharedWord> IndexStack<W> {
     /// A stack over the given (zero) word.
     pub(crate) fn over(top: W) -> IndexStack<W> {
         IndexStack { top }
@@ -310,5 +375,91 @@ fn widen() {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(all(test, unix, not(miri), not(loom)))]
+mod tests {
+    use super::*;
+    use core::sync::atomic::AtomicU32;
+    use std::time::{Duration, Instant};
+
+    /// How long a forked child may take before it counts as hung.
+    const CHILD_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// Waits for child `pid`, at most [`CHILD_TIMEOUT`], killing it then;
+    /// its exit status, or `None` if it had to be killed.
+    fn wait_or_kill(pid: libc::pid_t) -> Option<i32> {
+        let start = Instant::now();
+        let mut status = 0;
+        loop {
+            // SAFETY: `pid` is this process's child; `status` is writable.
+            let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if done == pid {
+                return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+            }
+            if start.elapsed() > CHILD_TIMEOUT {
+                // SAFETY: as above; not reaped yet, so `pid` is still it.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// A fork while another thread runs a `RunOnce`'s function leaves the
+    /// child with the run under way and nobody to finish it: the child's
+    /// first call must run the function itself, not wait forever.
+    #[test]
+    fn a_forked_child_runs_what_a_thread_was_running_at_the_fork() {
+        static ONCE: RunOnce = RunOnce::new();
+        static RUNS: AtomicU32 = AtomicU32::new(0);
+        static INSIDE: AtomicBool = AtomicBool::new(false);
+        static RELEASE: AtomicBool = AtomicBool::new(false);
+        let runner = std::thread::spawn(|| {
+            ONCE.run(|| {
+                RUNS.fetch_add(1, Ordering::Relaxed);
+                INSIDE.store(true, Ordering::Release);
+                while !RELEASE.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+            })
+        });
+        while !INSIDE.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        // SAFETY: the child touches only atomics and the RunOnce, then
+        // leaves with `_exit`.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            ONCE.run(|| {
+                RUNS.fetch_add(1, Ordering::Relaxed);
+            });
+            // The parent's run, copied at the fork, and the child's own.
+            let ran_here = RUNS.load(Ordering::Relaxed) == 2;
+            // A second call finds the run done.
+            ONCE.run(|| {
+                RUNS.fetch_add(1, Ordering::Relaxed);
+            });
+            let once = RUNS.load(Ordering::Relaxed) == 2;
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(if ran_here && once { 0 } else { 1 }) };
+        }
+        assert!(pid > 0, "fork failed");
+        let status = wait_or_kill(pid);
+        RELEASE.store(true, Ordering::Release);
+        runner.join().unwrap();
+        ONCE.run(|| {
+            RUNS.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(
+            status,
+            Some(0),
+            "the child hung (None: killed after {CHILD_TIMEOUT:?}) or ran the function twice"
+        );
+        assert_eq!(RUNS.load(Ordering::Relaxed), 1, "the parent ran it once");
     }
 }

@@ -19,6 +19,15 @@
 //! which widens the windows a fork must land in: with the runtime's fork
 //! handlers turned off (a scratch copy of rt), the amplified run hung a
 //! child within 210 rounds in each of three runs, the plain run in none.
+//!
+//! A second test forks while another thread makes the process's first heap
+//! (reserving the region, registering the fork handlers, making the heap
+//! registry's first record): a fork can land while a one-time run is under
+//! way in that thread, which does not exist in the child, and the child
+//! must still make its own heap. Each attempt is a fresh process (the test
+//! binary run again), since a process makes its first heap once; attempts:
+//! `FIRST_INIT_ROUNDS` (100 by default). The race amplifier widens the
+//! windows inside the one-time runs.
 
 #![cfg(target_os = "linux")]
 
@@ -32,8 +41,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use batch_alloc_rt::limits::REGION_BYTES;
-use batch_alloc_rt::{is_active, size_classes, stats, BatchAlloc, Stats};
-use common::{assert_back_at, assert_live, overlap, Batches, Filled, Rng};
+use batch_alloc_rt::{is_active, size_classes, stats, Batch, BatchAlloc, Stats};
+use common::{
+    assert_back_at, assert_live, child_role, describe, overlap, run_child, Batches, Filled, Rng,
+};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -429,4 +440,70 @@ fn forks_while_threads_batch_free_across_threads_and_exit() {
     );
     assert!(started > 0 && freed > 0);
     assert_back_at(&before, &stats());
+}
+
+const FIRST_INIT: &str = "forks_while_another_thread_makes_the_first_heap";
+
+#[test]
+#[cfg_attr(miri, ignore = "Miri cannot fork")]
+fn forks_while_another_thread_makes_the_first_heap() {
+    if child_role().as_deref() == Some("first-init") {
+        if let Err(why) = fork_during_first_init() {
+            panic!("{why}");
+        }
+        return;
+    }
+    let rounds = std::env::var("FIRST_INIT_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    for round in 0..rounds {
+        let output = run_child(FIRST_INIT, "first-init", None);
+        assert!(
+            output.status.success(),
+            "round {round} of {rounds}: {}",
+            describe(&output)
+        );
+    }
+}
+
+/// In a process that has made no heap yet: one thread makes the first
+/// while this one forks as soon as it starts; the child (only the forking
+/// thread, with whatever the other had under way) makes its own heap,
+/// batches, frees and exits.
+fn fork_during_first_init() -> Result<(), String> {
+    let started = Arc::new(AtomicBool::new(false));
+    let first = {
+        let started = started.clone();
+        thread::spawn(move || {
+            started.store(true, Ordering::Release);
+            let mut batch = Batch::with_capacity(64);
+            let boxes: Vec<Box<[u64; 4]>> = (0..64).map(|i| batch.alloc([i; 4])).collect();
+            drop(batch);
+            assert!(boxes.iter().enumerate().all(|(i, b)| b[3] == i as u64));
+        })
+    };
+    while !started.load(Ordering::Acquire) {
+        std::hint::spin_loop();
+    }
+    // SAFETY: the child runs the allocator only, then leaves with `_exit`.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let before = stats().batched_boxes;
+        let mut batch = Batch::with_capacity(64);
+        let boxes: Vec<Box<[u64; 4]>> = (0..64).map(|i| batch.alloc([i; 4])).collect();
+        drop(batch);
+        let intact = boxes.iter().enumerate().all(|(i, b)| b[3] == i as u64);
+        drop(boxes);
+        let slots = stats().batched_boxes == before + 64;
+        // SAFETY: ends the child at once.
+        unsafe { libc::_exit(if intact && slots { 0 } else { 1 }) };
+    }
+    if pid < 0 {
+        return Err(format!("fork failed: {}", errno()));
+    }
+    first
+        .join()
+        .map_err(|_| "the first heap's thread panicked")?;
+    wait(pid)
 }
