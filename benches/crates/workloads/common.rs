@@ -1,0 +1,315 @@
+//! What every workload binary of the crates harness shares: the command
+//! line, the timing of a parse and of its drop, the process's counters, and
+//! a deterministic generator of inputs.
+//!
+//!     BIN gen   WORKLOAD PATH SIZE   write the input (deterministic)
+//!     BIN once  WORKLOAD PATH        one parse + drop in this process
+//!     BIN warm  WORKLOAD PATH [N]    N parses (default 5); the last is reported
+//!     BIN check WORKLOAD PATH        a digest of the parsed value (all builds must agree)
+//!     BIN list                       the workloads and their default sizes
+//!
+//! `once` and `warm` print one JSON line on stdout (and append it to the
+//! file named by `CRATES_LOG`, if set, so that runs under hyperfine are
+//! recorded too). With `CRATES_SMAPS=1` the line also carries the
+//! process's `AnonHugePages` and `Rss` (from /proc/self/smaps_rollup) with
+//! the last parse's value alive. `alloc.rs`, generated per build, installs
+//! the build's global allocator and names it.
+
+use std::hint::black_box;
+use std::io::Write;
+use std::time::Instant;
+
+pub struct Workload {
+    pub name: &'static str,
+    /// Default size, in the workload's own unit (see `about`).
+    pub size: usize,
+    pub about: &'static str,
+    pub generate: fn(usize) -> String,
+    /// Parses `input` `parses` times, dropping each value before the
+    /// next, and reports the last.
+    pub run: fn(&str, usize) -> Measured,
+    /// A digest of the parsed value, for checking that builds agree.
+    pub check: fn(&str) -> u64,
+}
+
+#[derive(Default)]
+pub struct Measured {
+    pub parse_ns: Vec<u64>,
+    pub drop_ns: Vec<u64>,
+    pub minflt_parse: Vec<u64>,
+    pub minflt_drop: Vec<u64>,
+    pub items: u64,
+    pub smaps: Option<(u64, u64)>,
+    pub stats_parse: Option<Vec<(&'static str, u64)>>,
+}
+
+/// Parses `input` `parses` times with `parse`; `items` counts what a value
+/// holds (a check that it was built). Each value is dropped before the next
+/// parse. Counters of the allocator (batch builds) are differences over the
+/// last parse.
+pub fn measure<T>(
+    input: &str,
+    parses: usize,
+    parse: impl Fn(&str) -> T,
+    items: impl Fn(&T) -> u64,
+) -> Measured {
+    let mut m = Measured::default();
+    let smaps = std::env::var_os("CRATES_SMAPS").is_some_and(|v| v == "1");
+    for i in 0..parses {
+        let last = i + 1 == parses;
+        let before = if last { crate::alloc::stats() } else { None };
+        let f0 = minflt();
+        let t0 = Instant::now();
+        let value = black_box(parse(black_box(input)));
+        let t1 = Instant::now();
+        let f1 = minflt();
+        if last {
+            m.items = items(&value);
+            if let (Some(before), Some(after)) = (before, crate::alloc::stats()) {
+                m.stats_parse = Some(
+                    after
+                        .iter()
+                        .zip(before.iter())
+                        .map(|(a, b)| (a.0, a.1.wrapping_sub(b.1)))
+                        .collect(),
+                );
+            }
+            if smaps {
+                m.smaps = smaps_rollup();
+            }
+        }
+        let f2 = minflt();
+        let t2 = Instant::now();
+        drop(black_box(value));
+        let t3 = Instant::now();
+        let f3 = minflt();
+        m.parse_ns.push((t1 - t0).as_nanos() as u64);
+        m.drop_ns.push((t3 - t2).as_nanos() as u64);
+        m.minflt_parse.push(f1 - f0);
+        m.minflt_drop.push(f3 - f2);
+    }
+    m
+}
+
+fn rusage() -> libc_rusage::Rusage {
+    libc_rusage::get()
+}
+
+fn minflt() -> u64 {
+    rusage().minflt
+}
+
+/// (AnonHugePages, Rss) in KiB.
+fn smaps_rollup() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+    };
+    Some((field("AnonHugePages:")?, field("Rss:")?))
+}
+
+/// getrusage(RUSAGE_SELF) without a crate: the two fields used.
+mod libc_rusage {
+    #[repr(C)]
+    struct Timeval {
+        sec: i64,
+        usec: i64,
+    }
+    #[repr(C)]
+    struct RawRusage {
+        utime: Timeval,
+        stime: Timeval,
+        maxrss: i64,
+        ixrss: i64,
+        idrss: i64,
+        isrss: i64,
+        minflt: i64,
+        majflt: i64,
+        nswap: i64,
+        inblock: i64,
+        oublock: i64,
+        msgsnd: i64,
+        msgrcv: i64,
+        nsignals: i64,
+        nvcsw: i64,
+        nivcsw: i64,
+    }
+    unsafe extern "C" {
+        fn getrusage(who: i32, usage: *mut RawRusage) -> i32;
+    }
+    pub struct Rusage {
+        pub maxrss_kb: u64,
+        pub minflt: u64,
+        pub majflt: u64,
+        pub utime_us: u64,
+        pub stime_us: u64,
+    }
+    pub fn get() -> Rusage {
+        let mut raw = core::mem::MaybeUninit::<RawRusage>::zeroed();
+        // SAFETY: RUSAGE_SELF (0) fills the struct, which has the kernel's
+        // layout on 64-bit Linux.
+        let raw = unsafe {
+            getrusage(0, raw.as_mut_ptr());
+            raw.assume_init()
+        };
+        Rusage {
+            maxrss_kb: raw.maxrss as u64,
+            minflt: raw.minflt as u64,
+            majflt: raw.majflt as u64,
+            utime_us: (raw.utime.sec * 1_000_000 + raw.utime.usec) as u64,
+            stime_us: (raw.stime.sec * 1_000_000 + raw.stime.usec) as u64,
+        }
+    }
+}
+
+fn json_list(v: &[u64]) -> String {
+    let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", items.join(","))
+}
+
+pub fn main(workloads: &[Workload]) {
+    let started = Instant::now();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: BIN gen|once|warm|check WORKLOAD PATH [SIZE|PARSES] | BIN list";
+    let Some(cmd) = args.first() else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    if cmd == "list" {
+        let rows: Vec<String> = workloads
+            .iter()
+            .map(|w| {
+                format!(
+                    "{{\"name\":\"{}\",\"size\":{},\"about\":\"{}\"}}",
+                    w.name, w.size, w.about
+                )
+            })
+            .collect();
+        println!("[{}]", rows.join(","));
+        return;
+    }
+    let (Some(name), Some(path)) = (args.get(1), args.get(2)) else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let Some(w) = workloads.iter().find(|w| w.name == name) else {
+        eprintln!("unknown workload {name}");
+        std::process::exit(2);
+    };
+    match cmd.as_str() {
+        "gen" => {
+            let size = args.get(3).map_or(w.size, |s| s.parse().expect("SIZE"));
+            let text = (w.generate)(size);
+            std::fs::write(path, text).expect("write input");
+        }
+        "check" => {
+            let input = std::fs::read_to_string(path).expect("read input");
+            println!("{}", (w.check)(&input));
+        }
+        "once" | "warm" => {
+            let parses = match cmd.as_str() {
+                "once" => 1,
+                _ => args.get(3).map_or(5, |s| s.parse().expect("PARSES")),
+            };
+            let read0 = Instant::now();
+            let input = std::fs::read_to_string(path).expect("read input");
+            let read_ns = read0.elapsed().as_nanos() as u64;
+            let m = (w.run)(&input, parses);
+            let total_ns = started.elapsed().as_nanos() as u64;
+            let r = rusage();
+            let last = parses - 1;
+            let stats = m.stats_parse.as_ref().map_or("null".to_string(), |s| {
+                let kv: Vec<String> = s.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                format!("{{{}}}", kv.join(","))
+            });
+            let smaps = m.smaps.map_or("null".to_string(), |(huge, rss)| {
+                format!("{{\"anon_huge_kb\":{huge},\"rss_kb\":{rss}}}")
+            });
+            let line = format!(
+                "{{\"workload\":\"{}\",\"build\":\"{}\",\"mode\":\"{}\",\"parses\":{},\"parse_ns\":{},\"drop_ns\":{},\"minflt_parse\":{},\"minflt_drop\":{},\"all_parse_ns\":{},\"all_drop_ns\":{},\"read_ns\":{},\"total_ns\":{},\"maxrss_kb\":{},\"minflt\":{},\"majflt\":{},\"utime_us\":{},\"stime_us\":{},\"items\":{},\"input_bytes\":{},\"batch\":{},\"smaps\":{}}}",
+                w.name,
+                crate::alloc::BUILD,
+                cmd,
+                parses,
+                m.parse_ns[last],
+                m.drop_ns[last],
+                m.minflt_parse[last],
+                m.minflt_drop[last],
+                json_list(&m.parse_ns),
+                json_list(&m.drop_ns),
+                read_ns,
+                total_ns,
+                r.maxrss_kb,
+                r.minflt,
+                r.majflt,
+                r.utime_us,
+                r.stime_us,
+                m.items,
+                input.len(),
+                stats,
+                smaps
+            );
+            println!("{line}");
+            if let Some(log) = std::env::var_os("CRATES_LOG") {
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(log)
+                    .expect("open CRATES_LOG");
+                writeln!(f, "{line}").expect("write CRATES_LOG");
+            }
+        }
+        _ => {
+            eprintln!("{usage}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// A small deterministic generator (xorshift64*), the same on every build.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+    /// An identifier-like word of `min..=max` letters.
+    pub fn word(&mut self, min: usize, max: usize) -> String {
+        const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+        let len = min + self.below(max - min + 1);
+        (0..len)
+            .map(|_| LETTERS[self.below(LETTERS.len())] as char)
+            .collect()
+    }
+}
+
+/// FNV-1a over bytes: the digest `check` prints.
+pub fn digest(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
