@@ -119,11 +119,11 @@ unsafe fn free_slow(
 /// a batch or scope, freeing slots other threads handed it. It gets a heap
 /// here, once, so that this free and its later ones go through its outbox
 /// and its exit sends what the outbox holds. Making the heap is safe at
-/// this point: the free has touched nothing yet, and what registering the
-/// thread's exit guard may allocate (std's destructor list, where the
-/// platform lacks `__cxa_thread_atexit_impl`) is an ordinary pass-through
-/// allocation, since a thread without a heap has no scope open. A thread
-/// that cannot have one (it is exiting) pushes the slot with one
+/// this point: the free has touched nothing yet, and making one allocates
+/// nothing through the global allocator and cannot unwind; its retirement
+/// at thread exit is armed before it is made, also when this free comes
+/// from the thread's exit cleanup (see `heap.rs`). A thread that cannot
+/// have one (its heap has retired: it is exiting) pushes the slot with one
 /// compare-and-swap.
 ///
 /// Its arguments come first in `free_slow`'s and `free_rare`'s lists (the

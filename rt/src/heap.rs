@@ -1,17 +1,35 @@
 //! This thread's heap: which record it is, whether a batch scope is open on
 //! it, and what happens to it when the thread exits.
 //!
-//! A thread gets a heap at its first refill or scope, in a record (see
-//! `record.rs`) that outlives the thread. The thread-locals the allocator
-//! path reads (the current record, the scope state) have `const`
+//! A thread gets a heap at its first refill or scope, or at its first free
+//! of another thread's slot, in a record (see `record.rs`) that outlives
+//! the thread. The thread-locals the allocator path reads (the current
+//! record, the scope state, whether the heap has retired) have `const`
 //! initialisers and no destructor, so `dealloc` may read them at any point
-//! of a thread's life, including other thread-locals' destructors. A third
-//! thread-local, with a destructor, registered when the heap is made,
-//! retires the heap when the thread exits: its runs go back, its spans are
-//! released or abandoned, and frees that arrive later still work.
+//! of a thread's life, other thread-locals' destructors included.
+//!
+//! The heap retires when the thread exits: its outbox is sent, its runs go
+//! back, its spans are released or abandoned, and frees that arrive later
+//! still work. Retirement is a pthread-key destructor, armed when the heap
+//! is made, not a thread-local's destructor: std destroys a thread's
+//! thread-locals first and drops the thread's own `Thread` handle later,
+//! from a key destructor, and a program's key destructors run then too. A
+//! heap made in that cleanup (a thread whose first free of a slot is its
+//! name's, say) arms the key there, and the C library calls key
+//! destructors again for keys armed while they ran, so the heap still
+//! retires; a thread-local's destructor registered that late would never
+//! run. After retirement the thread makes no heap: its frees push each
+//! slot with one compare-and-swap, its scopes do not open, its batches hand
+//! out plain boxes. The C library stops after a few rounds
+//! (`PTHREAD_DESTRUCTOR_ITERATIONS`, 4 on glibc and musl): a heap whose
+//! first making is in the last round, in a destructor that runs after this
+//! one's, never retires, which takes a key destructor that re-arms itself
+//! three rounds running and only then frees a slot.
 
 use core::cell::Cell;
+use core::ffi::c_void;
 use core::ptr;
+use core::sync::atomic::AtomicUsize;
 
 use crate::class::NUM_CLASSES;
 use crate::os;
@@ -29,8 +47,8 @@ use crate::types::{
 thread_local! {
     static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(NO_HEAP) };
     static SCOPE: Cell<ScopeState> = const { Cell::new(UNKNOWN_SCOPE) };
+    /// The heap has retired: the thread is exiting, and makes no other.
     static EXITED: Cell<bool> = const { Cell::new(false) };
-    static EXIT_GUARD: ExitGuard = const { ExitGuard };
 }
 
 /// Whether a batch scope is open on a thread, and how, in one word, so that
@@ -92,14 +110,6 @@ pub(crate) fn scope_heap(state: ScopeState) -> *mut HeapRecord {
     state.map_addr(|a| a & !FLAGS)
 }
 
-struct ExitGuard;
-
-impl Drop for ExitGuard {
-    fn drop(&mut self) {
-        retire_current();
-    }
-}
-
 /// This thread's heap record, or [`NO_HEAP`] before its first refill and
 /// after it exits. Safe in the allocator path at any point of a thread's
 /// life.
@@ -135,16 +145,11 @@ pub(crate) fn current_or_init() -> Option<&'static HeapRecord> {
 }
 
 /// Makes this thread's heap from inside `dealloc` (a thread's first free of
-/// another thread's slot; the callers have found it has none).
-/// Registering the thread's exit guard goes through std, which has
-/// panicking paths (a destructor list that cannot grow); a panic must not
-/// unwind out of the allocator, so one caught here aborts with the
-/// runtime's message instead.
+/// another thread's slot; the callers have found it has none): safe there,
+/// since making one allocates nothing through the global allocator and
+/// cannot unwind. `None` once the thread's heap has retired.
 pub(crate) fn init_in_dealloc() -> Option<&'static HeapRecord> {
-    match std::panic::catch_unwind(init_current) {
-        Ok(record) => record,
-        Err(_) => crate::fatal::fatal("batch-alloc: making a heap for a freeing thread panicked"),
-    }
+    init_current()
 }
 
 #[cold]
@@ -159,8 +164,11 @@ fn init_current() -> Option<&'static HeapRecord> {
     FORK_HOOKS.run(|| {
         os::at_fork(nothing_before_fork, nothing_after_fork, after_fork_in_child);
     });
-    // Registering the guard may allocate; do it before any span is touched.
-    EXIT_GUARD.try_with(|_| ()).ok()?;
+    // Before any span is touched: a heap that could not retire is never
+    // made.
+    if !arm_retirement() {
+        return None;
+    }
     let record = claim_record()?;
     // `try_with`, not `set`: this runs inside `dealloc` too (a thread's
     // first free of another thread's slot), where a panic must not start.
@@ -214,6 +222,37 @@ pub(crate) fn trim_current() {
 }
 
 // ---- thread exit ----
+
+/// The key whose destructor retires a thread's heap, + 1; 0 until made
+/// (or if the C library had none left: then no thread makes a heap).
+static EXIT_KEY: AtomicUsize = AtomicUsize::new(0);
+static MAKE_EXIT_KEY: RunOnce = RunOnce::new();
+
+/// Arms this thread's retirement, making the key on the process's first
+/// call. False if the key or this thread's value for it cannot be had.
+fn arm_retirement() -> bool {
+    // Run again in a child forked while it was under way, it makes the key
+    // only if the first run did not get to store it (at worst a key made
+    // and lost in the parent, one of a thousand or so).
+    MAKE_EXIT_KEY.run(|| {
+        if EXIT_KEY.load(Ordering::Relaxed) == 0 {
+            if let Some(key) = os::thread_exit_key(retire_at_exit) {
+                EXIT_KEY.store(key.wrapping_add(1), Ordering::Relaxed);
+            }
+        }
+    });
+    // Relaxed: the run's release and acquire order the store before this.
+    match EXIT_KEY.load(Ordering::Relaxed) {
+        0 => false,
+        key => os::arm_thread_exit(key.wrapping_sub(1)),
+    }
+}
+
+/// The exit key's destructor: the C library calls it on an exiting thread
+/// whose heap armed the key.
+unsafe extern "C" fn retire_at_exit(_armed: *mut c_void) {
+    retire_current();
+}
 
 fn retire_current() {
     let heap = current();

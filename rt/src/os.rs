@@ -1,13 +1,14 @@
 //! Everything the runtime asks of the operating system: address space
 //! (reserve a range, make parts of it usable, give parts of it back), giving
-//! up the CPU, hooks around `fork`, and the process id. Nothing else in the
-//! runtime talks to the OS, and nothing here allocates or unwinds: every
-//! call is a plain system call.
+//! up the CPU, hooks around `fork` and at thread exit, and the process id.
+//! Nothing else in the runtime talks to the OS, and nothing here allocates
+//! through the global allocator or unwinds: every call is a plain system or
+//! C library call.
 //!
 //! Under Miri, which understands neither `PROT_NONE` nor `madvise`, the range
 //! comes from `System` with frame alignment and is usable from the start,
-//! and there are no fork hooks (Miri cannot fork). The process id is the C
-//! library's everywhere on Unix, Miri included.
+//! and there are no fork hooks (Miri cannot fork). Thread-exit hooks and the
+//! process id are the C library's everywhere on Unix, Miri included.
 
 #[cfg(all(unix, not(miri)))]
 mod imp {
@@ -206,25 +207,61 @@ mod imp {
     }
 }
 
-/// The process id, the same with and without Miri, which implements it.
+/// Thread-exit hooks and the process id, the same with and without Miri,
+/// which implements these calls.
 #[cfg(unix)]
 mod posix {
+    use core::ffi::c_void;
+    use core::ptr;
+
     /// This process's id: a forked child's differs from its parent's.
     pub fn process_id() -> u32 {
         // SAFETY: no preconditions.
         unsafe { libc::getpid() as u32 }
     }
+
+    /// Makes a key whose destructor `on_exit` runs when a thread that has
+    /// armed it ([`arm_thread_exit`]) exits: after the thread's
+    /// thread-locals are destroyed, among the other keys' destructors,
+    /// which the C library calls again, up to a few rounds, for keys armed
+    /// while they ran. `None` if no key is left.
+    pub fn thread_exit_key(on_exit: unsafe extern "C" fn(*mut c_void)) -> Option<usize> {
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: writes the new key into `key`; the destructor is a
+        // function of this program, valid for its whole life.
+        let made = unsafe { libc::pthread_key_create(&mut key, Some(on_exit)) } == 0;
+        made.then_some(key as usize)
+    }
+
+    /// Arms `key`, made by [`thread_exit_key`], on this thread. False if
+    /// the C library could not (no memory for the thread's key values).
+    pub fn arm_thread_exit(key: usize) -> bool {
+        // The value only makes the destructor run; it is never read.
+        let armed = ptr::without_provenance::<c_void>(1);
+        // SAFETY: `key` is a key of this process, never deleted.
+        unsafe { libc::pthread_setspecific(key as libc::pthread_key_t, armed) == 0 }
+    }
 }
 
 #[cfg(not(unix))]
 mod posix {
+    use core::ffi::c_void;
+
     pub fn process_id() -> u32 {
         std::process::id()
+    }
+
+    pub fn thread_exit_key(_on_exit: unsafe extern "C" fn(*mut c_void)) -> Option<usize> {
+        None
+    }
+
+    pub fn arm_thread_exit(_key: usize) -> bool {
+        false
     }
 }
 
 pub(crate) use imp::{at_exit, at_fork, commit, decommit, now_millis, reserve};
-pub(crate) use posix::process_id;
+pub(crate) use posix::{arm_thread_exit, process_id, thread_exit_key};
 
 // Under loom, waits yield to the model checker instead.
 #[cfg_attr(loom, allow(unused_imports))]

@@ -62,7 +62,11 @@ fn new_record() -> Option<&'static HeapRecord> {
     register_fork_hooks();
     RECORD_LOCK.lock();
     let mut cursor = RECORD_CURSOR.load(Ordering::Relaxed);
-    if cursor.is_null() || cursor.addr() + SIZE > RECORD_END.load(Ordering::Relaxed).addr() {
+    // No wrap: the cursor lies in a frame of the region, far below the top
+    // of the address space. (This runs inside `dealloc`, where an overflow
+    // check must not panic.)
+    let next = cursor.addr().wrapping_add(SIZE);
+    if cursor.is_null() || next > RECORD_END.load(Ordering::Relaxed).addr() {
         cursor = match region::acquire_frame() {
             Some(frame) => frame_base(frame),
             None => ptr::null_mut(),

@@ -53,8 +53,7 @@ fn exact_refills() -> bool {
 /// `Box::new` or the inner allocator.
 ///
 /// Callers find the heap: a batch makes it on first use, a scope already
-/// has it, so that the allocator path never makes one (making one registers
-/// a thread-local destructor, which may allocate).
+/// has it (so a scope's refill on the allocator path never makes one).
 #[inline]
 pub(crate) fn reserve(
     heap: &HeapRecord,
