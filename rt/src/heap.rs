@@ -192,27 +192,30 @@ fn init_current() -> Option<&'static HeapRecord> {
 /// 32 MiB after 100 ms unused, a thread's runs and spans when it exits);
 /// `trim` is for a long-lived thread about to go idle after a burst. Other
 /// threads' runs and spans stay theirs. Inside a batch scope it leaves the
-/// thread's runs alone.
+/// thread's runs alone, and gives back the rest.
 pub fn trim() {
     trim_current();
     region::decommit_cached();
 }
 
 /// Hands back what this thread's heap holds and nothing uses: the chains in
-/// its outbox, its runs' unused slots (the runs start small again), and its
-/// empty spans. Nothing while a scope is open on the thread (its runs are
-/// in use) or when the thread has no heap.
+/// its outbox, its runs' unused slots (the runs start small again) unless a
+/// scope is open on the thread (it allocates from them), and its empty
+/// spans (a span that holds a run's slots is not empty). Nothing when the
+/// thread has no heap.
 pub(crate) fn trim_current() {
     let heap = current();
-    if heap == NO_HEAP || is_open(scope_state()) {
+    if heap == NO_HEAP {
         return;
     }
     // SAFETY: records are never freed, and this one is this thread's.
     let record = unsafe { &*heap };
     outbox::send_all(record);
-    give_back_runs(record);
-    for run in &record.runs {
-        run.want.store(0, Ordering::Relaxed);
+    if !is_open(scope_state()) {
+        give_back_runs(record);
+        for run in &record.runs {
+            run.want.store(0, Ordering::Relaxed);
+        }
     }
     // SAFETY: this thread owns the record; no other reference to its state
     // is live.

@@ -1,9 +1,13 @@
 //! `trim()` on a long-lived thread after a burst: the thread's runs give
 //! their unused slots back, its empty spans go back, and every cached frame
-//! is decommitted; inside a scope the runs stay. One test, so that the
-//! process-wide statistics are this thread's alone.
+//! is decommitted; inside a scope the runs stay, and the rest goes back all
+//! the same. One test, so that the process-wide statistics are this
+//! thread's alone.
 
-use batch_alloc_rt::{set_capture, stats, trim, BatchAlloc, Capture, Scope};
+use std::sync::mpsc::channel;
+use std::thread;
+
+use batch_alloc_rt::{set_capture, stats, trim, Batch, BatchAlloc, Capture, Scope};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -68,4 +72,76 @@ fn trim_hands_back_a_threads_runs_and_empty_spans() {
     trim();
     assert_eq!(stats().span_bytes, before.span_bytes);
     assert_eq!(stats().live_slots, before.live_slots);
+
+    inside_a_scope_only_the_runs_stay();
+    assert_eq!(stats().span_bytes, before.span_bytes);
+    assert_eq!(stats().live_slots, before.live_slots);
+}
+
+/// Inside a scope, `trim` sends the frees waiting in the thread's outbox
+/// and releases the thread's empty spans; it leaves the runs alone.
+///
+/// On a fresh thread, so that its spans are its own: it frees the boxes of
+/// an owner thread that stays alive (the frees wait in its outbox, and the
+/// owner's span cannot empty until they are sent), and empties a span of
+/// its own, then trims inside a scope. The owner then trims too and reads
+/// the span bytes: what is left is the scope's run alone.
+fn inside_a_scope_only_the_runs_stay() {
+    thread::spawn(|| {
+        type Owned = [u64; 8];
+        let base = stats().span_bytes;
+        let (to_freer, boxes) = channel::<Vec<Box<Owned>>>();
+        let (go, wait) = channel::<()>();
+        let (report, span_bytes) = channel::<u64>();
+        let owner = thread::spawn(move || {
+            let mut batch = Batch::with_capacity(100);
+            let boxes: Vec<Box<Owned>> = (0..100).map(|i| batch.alloc([i; 8])).collect();
+            drop(batch);
+            to_freer.send(boxes).unwrap();
+            wait.recv().unwrap();
+            // Takes back what the freer sent and releases the emptied span.
+            trim();
+            report.send(stats().span_bytes).unwrap();
+        });
+        let boxes = boxes.recv().unwrap();
+        let mut own = Batch::with_capacity(64);
+        drop(
+            (0..64)
+                .map(|i| own.alloc([i; 4]))
+                .collect::<Vec<Box<[u64; 4]>>>(),
+        );
+        drop(own);
+
+        let mut scope = Scope::new();
+        scope.enter();
+        let first = Box::new([1u64; 2]);
+        drop(boxes);
+        trim();
+        let second = Box::new([2u64; 2]);
+        drop(scope);
+        let class = batch_alloc_rt::size_classes()
+            .iter()
+            .find(|c| c.size as usize >= size_of::<[u64; 2]>())
+            .unwrap();
+        let stride = class.size as usize;
+        assert_eq!(
+            (&raw const *second).addr(),
+            (&raw const *first).addr() + stride,
+            "trim inside a scope gave back the run it serves from"
+        );
+
+        go.send(()).unwrap();
+        let after = span_bytes.recv().unwrap();
+        owner.join().unwrap();
+        let run_span = class.span_bytes() as u64;
+        assert_eq!(
+            after,
+            base + run_span,
+            "trim inside a scope kept the outbox's frees or the empty span \
+             (span bytes {base} before, the scope's run is one span)"
+        );
+        drop((first, second));
+    })
+    .join()
+    .unwrap();
 }
