@@ -68,10 +68,21 @@ impl BatchAlloc<System> {
 }
 
 // SAFETY: every method forwards to the inner allocator except for span
-// slots, which only `Batch` hands out, each exactly once, and which are freed
-// back into their spans; `realloc` of a slot keeps it when it fits and
-// otherwise moves the contents to a block of the inner allocator. No method
-// unwinds (see `NoUnwind`).
+// slots. A slot is handed out to one owner at a time: by a batch
+// (`Batch::alloc`), by a scope's run (annotated `Box::new` sites, and while
+// a capturing scope is open on the thread, `alloc`, `alloc_zeroed` and a
+// `realloc` that moves a block into a slot), and goes back into its span
+// through `dealloc`, or through a `realloc` that moves it out. The inner
+// allocator's blocks never lie in the region, which this runtime reserved,
+// so `dealloc` and `realloc` tell the two apart by address. A slot fits its
+// layout: its class's size is at least the layout's size and a multiple of
+// its alignment (`class_for`; no class serves an alignment past a page),
+// and slots start at multiples of the class size from the start of a
+// frame, which is aligned to the frame size, a multiple of the page; so a
+// slot keeps any alignment its class was chosen for. `realloc` keeps a slot
+// when the new size fits in it (at the same alignment) and otherwise moves
+// the contents to a slot of a larger class (capturing scope) or to a block
+// of the inner allocator. No method unwinds (see `NoUnwind`).
 unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -110,8 +121,11 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         let proof = NoUnwind;
         match locate(ptr) {
-            // SAFETY: a pointer inside the region was handed out by a batch
-            // as a box; the caller gives it up.
+            // SAFETY: a pointer inside the region is a slot this allocator
+            // handed out (a batch's or a scope's: a box, or any allocation
+            // a capturing scope served), since the inner allocator's blocks
+            // lie outside it, and `layout` is the one it was handed out
+            // for; the caller gives it up.
             Some(at) => unsafe { free(ptr, at, layout.size()) },
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.dealloc(ptr, layout) },
