@@ -531,18 +531,22 @@ fn nesting_is_bounded() {
 /// annotated parser need twice the plain one's stack here).
 #[test]
 fn annotated_nesting_fits_where_plain_nesting_does() {
-    let depth = MAX_DEPTH as usize - 2;
-    let source = format!("x = {}1{}", "(".repeat(depth), ")".repeat(depth));
-    // A thread of the default size, as `std::thread::spawn` gives.
-    let thread = std::thread::Builder::new().stack_size(2 << 20);
-    let parsed = thread
-        .spawn(move || {
-            batched::lex(&source)
-                .and_then(|tokens| batched::parse(&tokens))
-                .is_ok()
-        })
-        .unwrap();
-    assert!(parsed.join().unwrap());
+    // Serially too: the annotated front end's scope serves allocations
+    // that a test counting the process-wide `stats()` meanwhile would see.
+    serially(|| {
+        let depth = MAX_DEPTH as usize - 2;
+        let source = format!("x = {}1{}", "(".repeat(depth), ")".repeat(depth));
+        // A thread of the default size, as `std::thread::spawn` gives.
+        let thread = std::thread::Builder::new().stack_size(2 << 20);
+        let parsed = thread
+            .spawn(move || {
+                batched::lex(&source)
+                    .and_then(|tokens| batched::parse(&tokens))
+                    .is_ok()
+            })
+            .unwrap();
+        assert!(parsed.join().unwrap());
+    });
 }
 
 /// Whatever it is given, the front end returns: a tree or an error, the
