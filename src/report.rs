@@ -1,67 +1,51 @@
-//! The per-site report: what each annotated loop and each rewritten
-//! `Box::new` did, and why an allocation was plain.
+//! The per-site report: what each scope-opening place (an annotated
+//! function, an `async` body, a closure's loop, a `scope()` call) and each
+//! rewritten `Box::new` did, and why an allocation was plain.
 //!
-//! With the `report` feature, every site the attribute rewrote counts what
-//! happened there, and the table is printed to stderr when the program
-//! exits (unless `BATCH_ALLOC_REPORT=0`) or returned by [`report`] at any
-//! time. Without the feature the sites are empty and the code the attribute
-//! generates is what it would be without them: nothing is counted and
-//! nothing is kept.
+//! With the `report` feature, every site counts what happened there, and
+//! the table is printed to stderr when the program exits (unless
+//! `BATCH_ALLOC_REPORT=off`) or returned by [`report`] at any time. A site
+//! that opened a scope also counts every allocation the scope served while
+//! it was open (boxes, strings, vectors, library code), on the thread that
+//! opened it. Without the feature the sites are empty and the generated
+//! code is what it would be without them: nothing is counted or kept.
 //!
 //! ```text
-//! batch-alloc report: 3 sites
-//! site                         kind       events   served      plain: no scope  not installed  not batched  no memory  refills
-//! src/parse.rs:41:13           loop        1,204   1 opened    1,203 joined
-//! src/parse.rs:58:22           Box::new   88,310   88,310      0
-//! src/lex.rs:12:9              Box::new      512   0           512 ...
+//! batch-alloc report: 3 sites ran
+//! site                                     kind             times  what happened
+//! src/parse.rs:41:4                        fn                 204  1 opened a scope (served 88,310 allocations), 203 joined one
+//! src/parse.rs:58:22                       Box::new        30,310  30,310 from a scope
+//! src/main.rs:12:9                         scope()              1  1 opened a scope (served 7,008 allocations)
 //! ```
-
-#[cfg(feature = "report")]
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-#[cfg(feature = "report")]
-use std::sync::{Mutex, Once};
 
 /// What a site is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SiteKind {
-    /// A loop nest's scope guard.
+    /// The scope guard of a synchronous annotated function.
+    Function,
+    /// The body of an annotated `async fn`, or an `async` block in an
+    /// annotated function: a scope for each poll.
+    Future,
+    /// The scope guard of an outermost loop in a closure of an annotated
+    /// function.
     Loop,
+    /// A call of [`scope`](crate::scope).
+    Scope,
     /// A `Box::new` of a scoped function.
     Boxed,
     /// A `Box::new` inside a loop of a `#[batch_alloc(boxes)]` function.
     Batched,
 }
 
-/// One rewritten place in the user's code, with its counts (when the
-/// `report` feature is on). Made by the attribute's generated code, one
-/// static per site.
-pub struct Site {
-    #[cfg(feature = "report")]
-    kind: SiteKind,
-    #[cfg(feature = "report")]
-    file: &'static str,
-    #[cfg(feature = "report")]
-    line: u32,
-    #[cfg(feature = "report")]
-    column: u32,
-    #[cfg(feature = "report")]
-    counts: [AtomicU64; OUTCOMES],
-    #[cfg(feature = "report")]
-    listed: AtomicBool,
-}
-
-#[cfg(feature = "report")]
-const OUTCOMES: usize = 6;
-
 /// What happened at a site, once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(feature = "report"), allow(dead_code))]
 pub(crate) enum Outcome {
-    /// Served by batch-alloc: a loop opened a scope, or a box came from a
-    /// scope's run or a batch.
+    /// Served by batch-alloc: a scope opened, or a box came from a scope's
+    /// run or a batch.
     Served = 0,
-    /// A loop joined a scope already open; a `Box::new` ran with no scope
-    /// open.
+    /// A scope was joined (one was already open); a `Box::new` ran with no
+    /// scope open.
     Elsewhere = 1,
     /// `BatchAlloc` is not the global allocator (or cannot reserve its
     /// address range).
@@ -74,141 +58,238 @@ pub(crate) enum Outcome {
     Refill = 5,
 }
 
-impl Site {
-    /// A site of `kind` at `file:line:column`.
-    pub const fn new(kind: SiteKind, file: &'static str, line: u32, column: u32) -> Site {
-        #[cfg(not(feature = "report"))]
-        let _ = (kind, file, line, column);
-        Site {
-            #[cfg(feature = "report")]
-            kind,
-            #[cfg(feature = "report")]
-            file,
-            #[cfg(feature = "report")]
-            line,
-            #[cfg(feature = "report")]
-            column,
-            #[cfg(feature = "report")]
-            counts: [const { AtomicU64::new(0) }; OUTCOMES],
-            #[cfg(feature = "report")]
-            listed: AtomicBool::new(false),
+#[cfg(feature = "report")]
+pub use on::Site;
+#[cfg(feature = "report")]
+pub(crate) use on::{served_on_this_thread, site_at};
+
+#[cfg(not(feature = "report"))]
+pub use off::Site;
+
+/// The per-site report as a table: for each site that ran, by file and
+/// line, what happened there and, for plain allocations, why. Without the
+/// `report` feature, a line saying how to turn it on.
+pub fn report() -> String {
+    #[cfg(feature = "report")]
+    {
+        on::table()
+    }
+    #[cfg(not(feature = "report"))]
+    String::from(
+        "batch-alloc report: off. Build with the `report` feature \
+         (batch-alloc = { version = \"0.1\", features = [\"report\"] }) to count what each \
+         annotated function, scope() call and Box::new served.\n",
+    )
+}
+
+#[cfg(not(feature = "report"))]
+mod off {
+    use super::{Outcome, SiteKind};
+
+    /// One place in the user's code the attribute rewrote: empty without
+    /// the `report` feature, so that it compiles to nothing.
+    #[derive(Debug)]
+    pub struct Site;
+
+    impl Site {
+        /// A site of `kind` at `file:line:column`.
+        pub const fn new(
+            kind: SiteKind,
+            function: &'static str,
+            file: &'static str,
+            line: u32,
+            column: u32,
+        ) -> Site {
+            let _ = (kind, function, file, line, column);
+            Site
+        }
+
+        /// Counts nothing.
+        #[inline(always)]
+        pub(crate) fn count(&'static self, outcome: Outcome) {
+            let _ = outcome;
         }
     }
+}
 
-    /// Counts one `outcome` (nothing without the `report` feature).
-    #[inline(always)]
-    pub(crate) fn count(&'static self, outcome: Outcome) {
-        #[cfg(feature = "report")]
-        {
+#[cfg(feature = "report")]
+mod on {
+    use std::collections::HashMap;
+    use std::fmt::Write;
+    use std::panic::Location;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    use std::sync::{Mutex, Once};
+
+    use super::{Outcome, SiteKind};
+
+    const OUTCOMES: usize = 6;
+
+    /// One place in the user's code the attribute rewrote, or a `scope()`
+    /// call, with its counts. One static per rewritten place.
+    #[derive(Debug)]
+    pub struct Site {
+        kind: SiteKind,
+        /// The function a `Function` or `Future` site is the body of.
+        function: &'static str,
+        file: &'static str,
+        line: u32,
+        column: u32,
+        counts: [AtomicU64; OUTCOMES],
+        /// Allocations served while a scope this site opened was open.
+        served: AtomicU64,
+        listed: AtomicBool,
+    }
+
+    impl Site {
+        /// A site of `kind` at `file:line:column`.
+        pub const fn new(
+            kind: SiteKind,
+            function: &'static str,
+            file: &'static str,
+            line: u32,
+            column: u32,
+        ) -> Site {
+            Site {
+                kind,
+                function,
+                file,
+                line,
+                column,
+                counts: [const { AtomicU64::new(0) }; OUTCOMES],
+                served: AtomicU64::new(0),
+                listed: AtomicBool::new(false),
+            }
+        }
+
+        /// Counts one `outcome`.
+        #[inline(always)]
+        pub(crate) fn count(&'static self, outcome: Outcome) {
             self.counts[outcome as usize].fetch_add(1, Relaxed);
             if !self.listed.load(Relaxed) {
                 self.list();
             }
         }
-        #[cfg(not(feature = "report"))]
-        let _ = outcome;
-    }
 
-    #[cfg(feature = "report")]
-    #[cold]
-    fn list(&'static self) {
-        if self.listed.swap(true, Relaxed) {
-            return;
+        /// Adds what a scope this site opened served while it was open.
+        pub(crate) fn count_served(&'static self, allocations: u64) {
+            self.served.fetch_add(allocations, Relaxed);
         }
-        static AT_EXIT: Once = Once::new();
-        AT_EXIT.call_once(|| {
-            batch_alloc_rt::at_exit(print_at_exit);
-        });
-        // The list's growth is the report's own allocation, not the loop's.
+
+        #[cold]
+        fn list(&'static self) {
+            if self.listed.swap(true, Relaxed) {
+                return;
+            }
+            static AT_EXIT: Once = Once::new();
+            AT_EXIT.call_once(|| {
+                batch_alloc_rt::at_exit(print_at_exit);
+            });
+            // The list's growth is the report's own allocation, not the
+            // scope's.
+            batch_alloc_rt::outside_scope(|| lock(&SITES).push(self));
+        }
+    }
+
+    /// Every site that has counted something.
+    static SITES: Mutex<Vec<&'static Site>> = Mutex::new(Vec::new());
+
+    fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        mutex
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The site of the `scope()` call at `location`, made at its first call.
+    pub(crate) fn site_at(location: &'static Location<'static>) -> &'static Site {
+        type Key = (&'static str, u32, u32);
+        static BY_PLACE: Mutex<Option<HashMap<Key, &'static Site>>> = Mutex::new(None);
+        let key = (location.file(), location.line(), location.column());
         batch_alloc_rt::outside_scope(|| {
-            SITES
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .push(self);
-        });
+            *lock(&BY_PLACE)
+                .get_or_insert_with(HashMap::new)
+                .entry(key)
+                .or_insert_with(|| {
+                    Box::leak(Box::new(Site::new(
+                        SiteKind::Scope,
+                        "",
+                        key.0,
+                        key.1,
+                        key.2,
+                    )))
+                })
+        })
     }
-}
 
-/// Every site that has counted something.
-#[cfg(feature = "report")]
-static SITES: Mutex<Vec<&'static Site>> = Mutex::new(Vec::new());
-
-#[cfg(feature = "report")]
-extern "C" fn print_at_exit() {
-    if std::env::var_os("BATCH_ALLOC_REPORT").is_some_and(|value| value == "0") {
-        return;
+    /// Allocations this thread's scopes have served so far.
+    pub(crate) fn served_on_this_thread() -> u64 {
+        batch_alloc_rt::scoped_allocations_on_this_thread()
     }
-    eprint!("{}", report());
-}
 
-/// The per-site report as a table: for each site that ran (a loop nest's
-/// scope guard, a rewritten `Box::new`), by file and line, what happened
-/// there and, for plain allocations, why. Empty without the `report`
-/// feature.
-pub fn report() -> String {
-    #[cfg(feature = "report")]
-    {
-        table()
+    extern "C" fn print_at_exit() {
+        if batch_alloc_rt::settings().report_at_exit {
+            eprint!("{}", table());
+        }
     }
-    #[cfg(not(feature = "report"))]
-    String::new()
-}
 
-#[cfg(feature = "report")]
-fn table() -> String {
-    use std::fmt::Write;
-    let mut sites: Vec<&Site> = SITES
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .clone();
-    sites.sort_by_key(|site| (site.file, site.line, site.column));
-    let mut out = format!(
-        "batch-alloc report: {} sites ran\n{:<40} {:<9} {:>12}  what happened\n",
-        sites.len(),
-        "site",
-        "kind",
-        "times"
-    );
-    for site in sites {
-        let counts: Vec<u64> = site.counts.iter().map(|c| c.load(Relaxed)).collect();
-        let total: u64 = counts[..Outcome::Refill as usize].iter().sum();
-        let place = format!("{}:{}:{}", site.file, site.line, site.column);
-        let kind = match site.kind {
-            SiteKind::Loop => "loop",
-            SiteKind::Boxed => "Box::new",
-            SiteKind::Batched => "batched",
-        };
-        let labels: &[(Outcome, &str)] = match site.kind {
-            SiteKind::Loop => &[
-                (Outcome::Served, "opened a scope"),
-                (Outcome::Elsewhere, "joined one"),
-                (Outcome::NotInstalled, "none: BatchAlloc not installed"),
-            ],
-            SiteKind::Boxed => &[
-                (Outcome::Served, "from a scope"),
-                (Outcome::Elsewhere, "plain: no scope open"),
-                (Outcome::NotInstalled, "plain: BatchAlloc not installed"),
-                (Outcome::NotBatched, "plain: type not batched"),
-                (Outcome::NoMemory, "plain: no memory"),
-            ],
-            SiteKind::Batched => &[
-                (Outcome::Served, "from its batch"),
-                (Outcome::NotInstalled, "plain: BatchAlloc not installed"),
-                (Outcome::NotBatched, "plain: type not batched"),
-                (Outcome::NoMemory, "plain: no memory"),
-                (Outcome::Refill, "refills"),
-            ],
-        };
-        let what: Vec<String> = labels
-            .iter()
-            .filter(|(outcome, _)| counts[*outcome as usize] != 0)
-            .map(|(outcome, label)| format!("{} {label}", counts[*outcome as usize]))
-            .collect();
-        let _ = writeln!(
-            out,
-            "{place:<40} {kind:<9} {total:>12}  {}",
-            what.join(", ")
+    pub(super) fn table() -> String {
+        let mut sites: Vec<&Site> = lock(&SITES).clone();
+        sites.sort_by_key(|site| (site.file, site.line, site.column));
+        let mut out = format!(
+            "batch-alloc report: {} sites ran\n{:<48} {:<9} {:>12}  what happened\n",
+            sites.len(),
+            "site",
+            "kind",
+            "times"
         );
+        for site in sites {
+            let counts: Vec<u64> = site.counts.iter().map(|c| c.load(Relaxed)).collect();
+            let total: u64 = counts[..Outcome::Refill as usize].iter().sum();
+            let place = match site.function {
+                "" => format!("{}:{}:{}", site.file, site.line, site.column),
+                name => format!("{}:{}:{} {name}", site.file, site.line, site.column),
+            };
+            let served = site.served.load(Relaxed);
+            let opened = format!("opened a scope (served {served} allocations)");
+            let kind = match site.kind {
+                SiteKind::Function => "fn",
+                SiteKind::Future => "async",
+                SiteKind::Loop => "loop",
+                SiteKind::Scope => "scope()",
+                SiteKind::Boxed => "Box::new",
+                SiteKind::Batched => "batched",
+            };
+            let labels: Vec<(Outcome, &str)> = match site.kind {
+                SiteKind::Function | SiteKind::Future | SiteKind::Loop | SiteKind::Scope => vec![
+                    (Outcome::Served, opened.as_str()),
+                    (Outcome::Elsewhere, "joined one"),
+                    (Outcome::NotInstalled, "none: BatchAlloc not installed"),
+                ],
+                SiteKind::Boxed => vec![
+                    (Outcome::Served, "from a scope"),
+                    (Outcome::Elsewhere, "plain: no scope open"),
+                    (Outcome::NotInstalled, "plain: BatchAlloc not installed"),
+                    (Outcome::NotBatched, "plain: type not batched"),
+                    (Outcome::NoMemory, "plain: no memory"),
+                ],
+                SiteKind::Batched => vec![
+                    (Outcome::Served, "from its batch"),
+                    (Outcome::NotInstalled, "plain: BatchAlloc not installed"),
+                    (Outcome::NotBatched, "plain: type not batched"),
+                    (Outcome::NoMemory, "plain: no memory"),
+                    (Outcome::Refill, "refills"),
+                ],
+            };
+            let what: Vec<String> = labels
+                .iter()
+                .filter(|(outcome, _)| counts[*outcome as usize] != 0)
+                .map(|(outcome, label)| format!("{} {label}", counts[*outcome as usize]))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{place:<48} {kind:<9} {total:>12}  {}",
+                what.join(", ")
+            );
+        }
+        out
     }
-    out
 }

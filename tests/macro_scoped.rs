@@ -7,13 +7,12 @@
 //! same things. The counts are exact: with capture set to
 //! [`Capture::Boxes`], `stats().scoped_allocations` moves by exactly the
 //! annotated `Box::new`s (of a type some size class serves) that ran while
-//! a scope was open on their thread. The outermost annotated loop running
-//! on a thread opens the scope just before the loop starts (so its `for`
-//! head and its first `while` condition are inside) and closes it when the
-//! loop ends, however it ends; annotated loops in functions it calls join
-//! it. So a `Box::new` after the loop is not served, and one in an
-//! annotated function without a loop is served only when an annotated loop
-//! calls it.
+//! a scope was open on their thread. The outermost annotated function
+//! running on a thread opens the scope as it starts and closes it when it
+//! returns, however it returns; annotated functions it calls join it. So
+//! every `Box::new` of an annotated function is served, before, in and after
+//! its loops, with or without a loop; a closure's loop opens a scope of its
+//! own when it runs outside one; an `async` body opens one for each poll.
 //!
 //! With [`Capture::All`] (the default), everything the thread allocates
 //! while the scope is open is served from it; the tests of that count what
@@ -103,15 +102,14 @@ fn every_loop_form_serves_its_iterations() {
 }
 
 #[test]
-fn the_scope_opens_before_the_loop_and_closes_after_it() {
+fn the_function_is_the_scope_with_or_without_loops() {
     counted(|| {
-        // Every evaluation of a `while` condition, the first included, and
-        // the `for` head are inside the scope; after the loop, it is
-        // closed, whether the loop ran or not; a loopless annotated function
-        // is served when an annotated loop calls it, not alone; a recursive
-        // tree has every node served but the root, boxed after the
-        // outermost loop has ended.
-        let expected = [1, 2, 11, 1 + 10, 0, 0, 0, 10, 15 - 1, 0];
+        // Every evaluation of a `while` condition and the `for` head are
+        // inside the scope, and so is everything after the loop, whether
+        // the loop ran or not; a loopless annotated function is served
+        // alone as when a loop calls it; a recursive tree has every node
+        // served, the root included.
+        let expected = [1, 2, 11, 1 + 10, 1, 1, 1, 10, 15, 1];
         assert_eq!(scenarios::outside_loops::<Scopes>(), expected);
         assert_eq!(conditions_seen(0), [Some(false)]);
         assert_eq!(conditions_seen(2), [Some(false); 3]);
@@ -216,19 +214,16 @@ fn capture_all_serves_everything_the_loop_allocates() {
         let (served, count) = Scopes::counting(|| batched::everyday(n));
         assert_eq!(served, expected);
         // Per iteration: a string, a vector, an `Rc` and an unannotated
-        // box; the output vector was allocated before the loop.
+        // box; and the output vector, allocated before the loop.
         assert_eq!(plain_count, 0, "outside any scope, nothing is served");
-        assert_eq!(count, 4 * n);
-        assert_eq!(stats().live_slots, live + 4 * n);
+        assert_eq!(count, 4 * n + 1);
+        assert_eq!(stats().live_slots, live + 4 * n + 1);
         drop(served);
         assert_eq!(stats().live_slots, live);
         // The same unannotated code, called outside any scope.
         let (boxed, count) = Scopes::counting(|| macro_common::unannotated_box(7));
         assert_eq!((*boxed, count), (7, 0));
-        assert_eq!(
-            seen_in_loop(3),
-            [None, Some(true), Some(true), Some(true), None]
-        );
+        assert_eq!(seen_in_loop(3), [Some(true); 5]);
     });
 }
 
@@ -309,20 +304,20 @@ fn exit_by(how: Exit, seen: &mut Vec<Option<bool>>) -> Result<u64, std::num::Par
 }
 
 #[test]
-fn the_scope_is_open_in_the_loop_and_closed_by_every_exit() {
+fn the_scope_is_open_for_the_whole_function_and_closed_by_every_exit() {
     with_capture(Capture::All, || {
         assert_eq!(scope_on_this_thread(), None);
         let open = Some(true);
         for how in [Exit::Finish, Exit::Continue] {
             let mut seen = Vec::new();
             assert_eq!(exit_by(how, &mut seen), Ok(6));
-            assert_eq!(seen, [open, open, open, open, open, open, None], "{how:?}");
+            assert_eq!(seen, [open; 7], "{how:?}");
             assert_eq!(scope_on_this_thread(), None, "{how:?}");
         }
         for how in [Exit::Break, Exit::LabelledBreak] {
             let mut seen = Vec::new();
             assert_eq!(exit_by(how, &mut seen), Ok(6));
-            assert_eq!(seen, [open, open, open, open, None], "{how:?}");
+            assert_eq!(seen, [open; 5], "{how:?}");
             assert_eq!(scope_on_this_thread(), None, "{how:?}");
         }
         let mut seen = Vec::new();
@@ -340,7 +335,7 @@ fn the_scope_is_open_in_the_loop_and_closed_by_every_exit() {
         assert_eq!(scope_on_this_thread(), None, "panic");
     });
     counted(|| {
-        assert_eq!(seen_in_loop(2), [None, Some(false), Some(false), None]);
+        assert_eq!(seen_in_loop(2), [Some(false); 4]);
     });
 }
 
@@ -416,13 +411,12 @@ fn boxes_mode_opens_no_scope() {
 #[test]
 fn async_fns_on_one_thread() {
     counted(|| {
-        // Each box is made after its await, with the scope resumed; the
-        // `async` blocks' boxes run while the awaiting loop has suspended
-        // its scope; the inner `async fn`'s boxes (0 + 1 + ... + 5) and the
-        // outer's 6.
+        // Each box is made in a poll, inside that poll's scope; each
+        // `async` block's box, in the block's own; the inner `async fn`'s
+        // boxes (0 + 1 + ... + 5) and the outer's 6.
         assert_eq!(
             scenarios::async_on_one_thread::<Scopes>(),
-            [20, 0, (0..6).sum::<u64>() + 6]
+            [20, 10, (0..6).sum::<u64>() + 6]
         );
     });
 }
@@ -470,7 +464,7 @@ fn async_fns_moving_between_threads() {
     counted(|| {
         let pool = Pool::new(3);
         let (counts, polls) = scenarios::async_on_a_pool::<Scopes>(&pool);
-        assert_eq!(counts, [20, 0, (0..5).sum::<u64>() + 5]);
+        assert_eq!(counts, [20, 10, (0..5).sum::<u64>() + 5]);
         assert!(polls.iter().all(|p| p.scope_after.is_none()));
     });
 }
@@ -520,5 +514,86 @@ fn an_await_inside_a_macro_suspends_the_scope() {
         for (i, poll) in polls.iter().enumerate() {
             assert_eq!(poll.scope_after, None, "after poll {i}");
         }
+    });
+}
+
+/// Yields once, then gives `value`: for `futures::select!`, which takes
+/// fused futures.
+fn yielding(value: u64) -> futures::future::Fuse<YieldOnce> {
+    futures::FutureExt::fuse(YieldOnce::new(value))
+}
+
+/// An await in the head of a loop: evaluated once, before the loop.
+#[batch_alloc]
+async fn awaits_in_a_loop_head() -> u64 {
+    let mut sum = 0;
+    for i in YieldOnce::new(3).await..YieldOnce::new(6).await {
+        sum += *Box::new(i);
+    }
+    sum
+}
+
+/// Awaits that only a macro's expansion contains: a local macro, and
+/// `futures::join!`, `futures::select!`, `tokio::join!` and
+/// `tokio::select!`, whose branches are written without `.await`.
+#[batch_alloc]
+async fn awaits_made_by_macros(n: u64) -> u64 {
+    macro_rules! wait {
+        ($future:expr) => {
+            $future.await
+        };
+    }
+    let mut sum = 0;
+    for i in 0..n {
+        sum += *Box::new(wait!(YieldOnce::new(i)));
+        let (a, b) = futures::join!(YieldOnce::new(i), YieldOnce::new(1));
+        sum += *Box::new(a + b);
+        let (c, d) = tokio::join!(YieldOnce::new(i), YieldOnce::new(2));
+        sum += *Box::new(c + d);
+        let mut first = yielding(i);
+        let mut never = futures::FutureExt::fuse(futures::future::pending::<u64>());
+        sum += futures::select! {
+            x = first => *Box::new(x),
+            y = never => *Box::new(y),
+        };
+        sum += tokio::select! {
+            x = YieldOnce::new(i) => *Box::new(x),
+            y = futures::future::pending::<u64>() => *Box::new(y),
+        };
+    }
+    sum
+}
+
+/// Polls `future` on a pool of two threads, one poll on each in turn:
+/// every poll must leave no scope open on its thread, the future must
+/// have moved, and it must have been served. Returns its output.
+fn no_scope_while_suspended<F>(future: F) -> F::Output
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let pool = Pool::new(2);
+    let ((output, polls), count) = Scopes::counting(|| pool::run(&pool, future));
+    assert!(polls.len() > 2, "the future was suspended");
+    for (i, poll) in polls.iter().enumerate() {
+        assert_eq!(poll.scope_after, None, "a scope left open after poll {i}");
+    }
+    assert_eq!(pool::threads(&polls), 2, "the future moved");
+    assert!(count > 0, "the annotated boxes were served");
+    output
+}
+
+#[test]
+fn an_await_in_a_loop_head_holds_no_scope_while_suspended() {
+    counted(|| assert_eq!(no_scope_while_suspended(awaits_in_a_loop_head()), 12));
+}
+
+#[test]
+fn awaits_produced_by_macros_hold_no_scope_while_suspended() {
+    counted(|| {
+        // Per i: i, then i + 1, i + 2, and i from each `select!`.
+        let n = 4;
+        let expected = (0..n).map(|i| 5 * i + 3).sum::<u64>();
+        assert_eq!(no_scope_while_suspended(awaits_made_by_macros(n)), expected);
     });
 }

@@ -1,13 +1,16 @@
-//! The per-site report (feature `report`): each annotated loop and each
-//! rewritten `Box::new` counts what happened there, and the table says why
-//! an allocation was plain. Without the feature, `report()` is empty.
+//! The per-site report (feature `report`): each place that opens a scope
+//! (an annotated function, an `async` body, a `scope()` call) counts how
+//! often it opened or joined one and every allocation its scopes served;
+//! each rewritten `Box::new` counts what happened there, and the table says
+//! why an allocation was plain. Without the feature, `report()` says how to
+//! turn it on.
 //!
 //! `cargo test --features report --test report` (CI runs it).
 
 // Vectors of boxes are what the attribute is for.
 #![allow(clippy::vec_box)]
 
-use batch_alloc::{batch_alloc, report, BatchAlloc};
+use batch_alloc::{batch_alloc, report, scope, BatchAlloc};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
@@ -21,7 +24,7 @@ fn build(n: u64) -> Vec<Box<u64>> {
     out
 }
 
-#[batch_alloc(quiet)]
+#[batch_alloc]
 fn too_large() -> Box<[u8; 5000]> {
     Box::new([7; 5000])
 }
@@ -40,7 +43,12 @@ fn per_site(n: u64) -> Vec<Box<u64>> {
     out
 }
 
+fn strings(n: usize) -> Vec<String> {
+    (0..n).map(|i| i.to_string()).collect()
+}
+
 /// The report's line for the site at `line` of this file.
+#[cfg(feature = "report")]
 fn line_for(table: &str, line: u32) -> &str {
     let place = format!("tests/report.rs:{line}:");
     table
@@ -57,20 +65,42 @@ fn each_site_says_what_it_did_and_why() {
     }
     drop(too_large());
     drop(leaf(1));
+    // Joined: `leaf` inside a scope opened by `scope()`, which counts the
+    // 20 strings and their vector as well as the box.
+    let (numbers, boxed) = scope(|| (strings(20), leaf(2)));
+    drop((numbers, boxed));
     drop(per_site(2));
     drop(per_site(50));
     let table = report();
-    assert!(line_for(&table, 18).contains("3 opened a scope"), "{table}");
-    assert!(line_for(&table, 19).contains("300 from a scope"), "{table}");
+    // Each call of `build` opened a scope that served its 100 boxes and
+    // the vector's growth.
+    let function = line_for(&table, 19);
+    assert!(function.contains("3 opened a scope (served"), "{table}");
+    let served: u64 = function
+        .split("served ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(served >= 300, "{table}");
+    assert!(line_for(&table, 22).contains("300 from a scope"), "{table}");
     assert!(
-        line_for(&table, 26).contains("1 plain: type not batched"),
+        line_for(&table, 29).contains("1 plain: type not batched"),
         "{table}"
     );
+    let leaf_fn = line_for(&table, 33);
     assert!(
-        line_for(&table, 31).contains("1 plain: no scope open"),
+        leaf_fn.contains("1 opened a scope") && leaf_fn.contains("1 joined one"),
         "{table}"
     );
-    let batched = line_for(&table, 38);
+    assert!(line_for(&table, 34).contains("2 from a scope"), "{table}");
+    let scope_call = line_for(&table, 70);
+    assert!(scope_call.contains("scope()"), "{table}");
+    assert!(
+        scope_call.contains("1 opened a scope (served 22 allocations)"),
+        "{table}"
+    );
+    let batched = line_for(&table, 41);
     // The loop of two takes a slot per box, counted as its batch's: no
     // plain box.
     assert!(batched.contains("52 from its batch"), "{table}");
@@ -80,9 +110,11 @@ fn each_site_says_what_it_did_and_why() {
 
 #[cfg(not(feature = "report"))]
 #[test]
-fn without_the_feature_nothing_is_counted() {
+fn without_the_feature_the_report_says_how_to_turn_it_on() {
     drop(build(10));
     drop((too_large(), leaf(1), per_site(3)));
-    assert_eq!(report(), "");
-    let _ = line_for;
+    drop(scope(|| strings(3)));
+    let text = report();
+    assert!(text.contains("off"), "{text}");
+    assert!(text.contains("features = [\"report\"]"), "{text}");
 }

@@ -16,9 +16,10 @@ use syn::{Error, Ident, Result, Token};
 /// What the attribute does with the function's loops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Mode {
-    /// `#[batch_alloc]`: each outermost loop opens (or joins) this thread's
-    /// batch scope, which serves the function's `Box::new`s and, if the
-    /// process captures, every allocation made while it is open.
+    /// `#[batch_alloc]`: the function opens (or joins) this thread's batch
+    /// scope while it runs (an `async` body, for each poll), which serves
+    /// its `Box::new`s and, if the process captures, every allocation made
+    /// while it is open.
     #[default]
     Scoped,
     /// `#[batch_alloc(boxes)]`: each `Box::new` inside a loop allocates from
@@ -31,7 +32,7 @@ pub(crate) enum Mode {
 #[derive(Debug, Default)]
 pub(crate) struct Args {
     pub mode: Mode,
-    /// `quiet`: no warning when there is nothing to rewrite.
+    /// `quiet`: no warning when the attribute leaves a function as written.
     pub quiet: bool,
 }
 

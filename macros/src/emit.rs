@@ -111,7 +111,7 @@ pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
 /// ```text
 /// {
 ///     static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-///         ::batch_alloc::__private::SiteKind::Boxed, file!(), line!(), column!());
+///         ::batch_alloc::__private::SiteKind::Boxed, "", file!(), line!(), column!());
 ///     &__SITE
 /// }
 /// ```
@@ -121,6 +121,11 @@ pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
 /// and the functions it is passed to ignore it, so it compiles to nothing.
 /// The location macros carry the user's span, so they name the user's line.
 pub(crate) fn site(kind: &str, at: Span) -> Expr {
+    named_site(kind, "", at)
+}
+
+/// [`site`], for a site that has a name: the function whose body it is.
+pub(crate) fn named_site(kind: &str, function: &str, at: Span) -> Expr {
     let span = Span::mixed_site();
     let name = Ident::new("__SITE", span);
     let site = private_path("Site");
@@ -131,7 +136,7 @@ pub(crate) fn site(kind: &str, at: Span) -> Expr {
     let column = quote_spanned!(at=> ::core::column!());
     Expr::Verbatim(quote_spanned! {span=>
         {
-            static #name: #site = #site::new(#kinds::#kind, #file, #line, #column);
+            static #name: #site = #site::new(#kinds::#kind, #function, #file, #line, #column);
             &#name
         }
     })

@@ -9,7 +9,7 @@ use crate::args::{Args, Mode};
 use crate::emit::Names;
 use crate::inventory::Inventory;
 use crate::nests::Nests;
-use crate::scoped::Body;
+use crate::scoped;
 use syn::spanned::Spanned;
 
 /// Input:  the attribute's arguments and the item it is on.
@@ -28,7 +28,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
             let nothing = rewrite_fn(args.mode, &function.sig, &mut function.block);
             if let (Some(why), false) = (nothing, args.quiet) {
                 let subject = format!("`{}`", function.sig.ident);
-                let warning = nothing_to_rewrite(&function.sig.ident, &subject, &why);
+                let warning = nothing_to_rewrite(args.mode, &function.sig.ident, &subject, &why);
                 function.block.stmts.insert(0, warning);
             }
         }
@@ -50,10 +50,13 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                 ImplItem::Fn(method) if method.sig.constness.is_none() => Some(method),
                 _ => None,
             });
-            if let (false, Some(why), Some(method), false) = (rewrote, why, first, args.quiet) {
+            if let (false, Some(mut why), Some(method), false) = (rewrote, why, first, args.quiet) {
+                if args.mode == Mode::Scoped {
+                    why = format!("the body of each method is {LEAF}");
+                }
                 let span = block.self_ty.span();
                 let at = syn::Ident::new("this_impl", span);
-                let warning = nothing_to_rewrite(&at, "this `impl` block", &why);
+                let warning = nothing_to_rewrite(args.mode, &at, "this `impl` block", &why);
                 method.block.stmts.insert(0, warning);
             }
         }
@@ -61,6 +64,11 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
     }
     Ok(item.into_token_stream())
 }
+
+/// What a leaf is, and what follows, for the default form's warning.
+const LEAF: &str = "a leaf (method calls, field accesses, operators and constructors, as an \
+                    accessor's), which opens no scope of its own and runs in its caller's, at no \
+                    cost";
 
 /// A function or an impl block; anything else is an error.
 fn supported(item: Item) -> Result<Item> {
@@ -77,24 +85,39 @@ fn rewrite_fn(mode: Mode, sig: &Signature, body: &mut Block) -> Option<String> {
         // A `const fn` cannot call `Box::new`: nothing to batch.
         return None;
     }
-    let inventory = Inventory::of(body);
     let mut names = Names::default();
     match mode {
-        Mode::Scoped => Body::new(&mut names).visit_block_mut(body),
-        Mode::Boxes => Nests::new(&mut names).visit_block_mut(body),
+        Mode::Scoped => match scoped::rewrite_fn(sig, body, &mut names) {
+            true => None,
+            false => Some(format!("its body is {LEAF}")),
+        },
+        Mode::Boxes => {
+            let inventory = Inventory::of(body);
+            Nests::new(&mut names).visit_block_mut(body);
+            inventory.nothing_to_do()
+        }
     }
-    inventory.nothing_to_do(mode)
 }
 
 /// A statement that makes the compiler warn, at `at`, that the attribute
-/// found nothing to rewrite in `subject`, and why: the use of a deprecated
-/// local item (the stable way for an attribute to warn).
-/// `#[batch_alloc(quiet)]` leaves it out, as does `#[allow(deprecated)]`.
-fn nothing_to_rewrite(at: &syn::Ident, subject: &str, why: &str) -> Stmt {
-    let note = format!(
-        "`#[batch_alloc]` has nothing to rewrite in {subject}: {why}. It changes nothing \
-         here; remove it, or write `#[batch_alloc(quiet)]` to keep it without this warning"
-    );
+/// in `mode` found nothing to rewrite in `subject`, and why, and what to
+/// write instead: the use of a deprecated local item (the stable way for an
+/// attribute to warn). `quiet` leaves it out, as does
+/// `#[allow(deprecated)]`.
+fn nothing_to_rewrite(mode: Mode, at: &syn::Ident, subject: &str, why: &str) -> Stmt {
+    let note = match mode {
+        Mode::Scoped => format!(
+            "`#[batch_alloc]` leaves {subject} as written: {why}. If it allocates where no \
+             scope is open, annotate the functions that call it, or write the body as \
+             `batch_alloc::scope(|| ..)`; `#[batch_alloc(quiet)]` keeps it without this warning"
+        ),
+        Mode::Boxes => format!(
+            "`#[batch_alloc(boxes)]` has nothing to rewrite in {subject}: {why}. The per-site \
+             form serves only `Box::new` calls inside loops; `#[batch_alloc]`, without `boxes`, \
+             makes the function a batch scope that serves everything it allocates; \
+             `#[batch_alloc(boxes, quiet)]` keeps this form without the warning"
+        ),
+    };
     let span = Span::mixed_site();
     let item = Ident::new("BatchAllocHasNothingToRewrite", span);
     let used = Ident::new("BatchAllocHasNothingToRewrite", at.span());

@@ -6,7 +6,6 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::visit::{self, Visit};
 use syn::{Block, Expr, ExprConst, ExprRepeat, GenericArgument, Item, Macro};
 
-use crate::args::Mode;
 use crate::box_new::{is_box_new, is_box_new_path};
 
 /// Counts of one function body.
@@ -38,23 +37,19 @@ impl Inventory {
         counter.counts
     }
 
-    /// Why the attribute in `mode` has nothing to rewrite in this body, or
-    /// `None` when it has something.
-    pub(crate) fn nothing_to_do(&self, mode: Mode) -> Option<String> {
-        let has_work = match mode {
-            Mode::Scoped => self.loops > 0 || self.calls > 0,
-            Mode::Boxes => self.calls_in_loops > 0,
-        };
-        if has_work {
+    /// Why the per-site form has nothing to rewrite in this body, or `None`
+    /// when it has something: a `Box::new` call that runs as part of a
+    /// loop's iterations.
+    pub(crate) fn nothing_to_do(&self) -> Option<String> {
+        if self.calls_in_loops > 0 {
             return None;
         }
         let mut reasons = Vec::new();
-        match mode {
-            Mode::Scoped => reasons.push("no loop and no `Box::new(..)` call".to_owned()),
-            Mode::Boxes if self.loops == 0 => reasons.push("no loop".to_owned()),
-            Mode::Boxes => reasons.push("no `Box::new(..)` call inside a loop".to_owned()),
+        match self.loops {
+            0 => reasons.push("no loop".to_owned()),
+            _ => reasons.push("no `Box::new(..)` call inside a loop".to_owned()),
         }
-        if mode == Mode::Boxes && self.calls_in_closures > 0 {
+        if self.calls_in_closures > 0 {
             reasons.push(
                 "`Box::new` only inside closures or `async` blocks, which may run after the loop"
                     .to_owned(),
@@ -180,7 +175,7 @@ mod tests {
     }
 
     #[test]
-    fn counts_what_each_mode_would_rewrite() {
+    fn counts_what_the_per_site_form_would_rewrite() {
         let counts = inventory(parse_quote!({
             let a = Box::new(1);
             for i in 0..3 {
@@ -196,27 +191,30 @@ mod tests {
         assert_eq!(counts.calls_in_closures, 1);
         assert_eq!(counts.in_macros, 2);
         assert_eq!(counts.as_values, 1);
-        assert!(counts.nothing_to_do(Mode::Scoped).is_none());
-        assert!(counts.nothing_to_do(Mode::Boxes).is_none());
+        assert!(counts.nothing_to_do().is_none());
     }
 
     #[test]
     fn says_why_there_is_nothing_to_do() {
         let empty = inventory(parse_quote!({ x + 1 }));
-        assert_eq!(
-            empty.nothing_to_do(Mode::Scoped).unwrap(),
-            "no loop and no `Box::new(..)` call"
+        assert_eq!(empty.nothing_to_do().unwrap(), "no loop");
+        let macro_only = inventory(parse_quote!({
+            loop {
+                break vec![Box::new(1)];
+            }
+        }));
+        let why = macro_only.nothing_to_do().unwrap();
+        assert!(
+            why.starts_with("no `Box::new(..)` call inside a loop"),
+            "{why}"
         );
-        let macro_only = inventory(parse_quote!({ vec![Box::new(1)] }));
-        let why = macro_only.nothing_to_do(Mode::Scoped).unwrap();
         assert!(why.contains("macro call"), "{why}");
         let closure_only = inventory(parse_quote!({
             for i in 0..3 {
                 f(|| Box::new(i));
             }
         }));
-        assert!(closure_only.nothing_to_do(Mode::Scoped).is_none());
-        let why = closure_only.nothing_to_do(Mode::Boxes).unwrap();
+        let why = closure_only.nothing_to_do().unwrap();
         assert!(why.contains("closures"), "{why}");
     }
 }

@@ -4,11 +4,11 @@
 //! documentation is on [`batch_alloc`](macro@batch_alloc).
 //!
 //! Layout: `args.rs` parses the arguments, `expand.rs` handles the item
-//! (and warns when there is nothing to rewrite, from what `inventory.rs`
-//! counted), `scoped.rs` rewrites a body for batch scopes (the default),
-//! `nests.rs` and `sites.rs` rewrite it for per-site batches (`boxes`),
-//! `box_new.rs` says which calls are `Box::new`, and `emit.rs` writes the
-//! pieces of generated code both use.
+//! (and, in the per-site form, warns when there is nothing to rewrite, from
+//! what `inventory.rs` counted), `scoped.rs` makes a function a batch scope
+//! (the default), `nests.rs` and `sites.rs` rewrite it for per-site batches
+//! (`boxes`), `box_new.rs` says which calls are `Box::new`, and `emit.rs`
+//! writes the pieces of generated code both use.
 
 /// The `VisitMut` methods every rewriting walk shares: a walk goes only
 /// where code runs when the function runs. Not into nested items (a nested
@@ -48,21 +48,21 @@ mod sites;
 
 use proc_macro::TokenStream;
 
-/// Makes a function's loops the allocator of what their iterations
-/// allocate.
+/// Makes an annotated function a *batch scope* while it runs: what the
+/// thread allocates meanwhile comes from runs of slots reserved in one call.
 ///
-/// Put it on a function, a method or a whole `impl` block. The outermost
-/// annotated loop running on a thread then opens that thread's *batch
-/// scope* as it starts, and annotated loops that run inside it, in the same
-/// function or in functions it calls, recursively, join it; the scope closes
-/// when that loop ends, however it ends. While it is open, every
-/// `Box::new(value)` of an annotated function takes its slot from the
-/// thread's run of slots of its size class (a pointer bump), and so does
-/// every other allocation on the thread that the runtime has a size class
-/// for (strings, vectors, `Rc`, hash maps, whatever called code allocates).
-/// Everything allocated is an ordinary allocation: a `Box<T>` is a real
-/// `Box<T>`, freed on any thread at any time; a `String` grows and frees as
-/// always. No type changes.
+/// Put it on a function, a method or a whole `impl` block. When the
+/// function starts, it opens this thread's batch scope, or joins the one a
+/// caller opened; when it returns, however it returns, it closes what it
+/// opened. While the scope is open, every `Box::new(value)` of an annotated
+/// function takes its slot from the thread's run of its size class (a
+/// pointer bump, the class known at compile time), and so does every other
+/// allocation on the thread that the runtime has a size class for: strings,
+/// vectors, `Rc`, hash maps, whatever called code allocates, made in loops,
+/// iterator adapters, recursion or one call into a library. Everything
+/// allocated is an ordinary allocation: a `Box<T>` is a real `Box<T>`,
+/// freed on any thread at any time; a `String` grows and frees as always.
+/// No type changes.
 ///
 /// ```
 /// use batch_alloc::{batch_alloc, BatchAlloc};
@@ -76,11 +76,10 @@ use proc_macro::TokenStream;
 ///
 /// #[batch_alloc]
 /// fn parse(lines: &[&str]) -> Vec<Box<Record>> {
-///     let mut out = Vec::with_capacity(lines.len());
-///     for line in lines {
-///         out.push(Box::new(Record { line: line.to_uppercase() }));
-///     }
-///     out
+///     lines
+///         .iter()
+///         .map(|line| Box::new(Record { line: line.to_uppercase() }))
+///         .collect()
 /// }
 ///
 /// assert_eq!(parse(&["a", "b"])[1].line, "B");
@@ -88,50 +87,58 @@ use proc_macro::TokenStream;
 ///
 /// Where `BatchAlloc` is not the global allocator (a library cannot choose
 /// for its users), the same code runs with plain allocations: correct, just
-/// not faster.
+/// not faster (a debug build says so once, on stderr).
 ///
 /// # Where it goes
 ///
 /// Free functions, inherent and trait-impl methods, trait methods with a
 /// default body, `async fn`s, generic, `unsafe` and `extern` functions, and
 /// `impl` blocks (every method in them). A `const fn` is left as it is: it
-/// cannot call `Box::new`. Anything else (a struct, a trait, a module, a
-/// method without a body) is a compile error.
+/// cannot allocate. Anything else (a struct, a trait, a module, a method
+/// without a body) is a compile error. For code with no function of its own
+/// to annotate (a derived `Deserialize` behind one `serde_json::from_str`
+/// call), `batch_alloc::scope(|| ..)` opens a scope around any code.
 ///
 /// # What it rewrites
 ///
-/// - Each **loop nest** of a body (each `for`, `while`, `while let` or `loop`
-///   not inside another loop of the same body) gets a scope guard declared
-///   just outside it, entered as the loop starts: about six instructions,
-///   once, whether or not the loop runs.
-/// - Each **`Box::new(value)`** call of the function, in or out of loops,
-///   becomes a typed allocation from the open scope, or `Box::new` when none
-///   is open (about three instructions more). These spellings are
-///   recognised, each with or without `::<T>` on `Box`: `Box::new`,
-///   `std::boxed::Box::new`, `::std::boxed::Box::new`,
+/// - A synchronous function's body starts with a **scope guard**: one
+///   thread-local read and, if it opens the scope, one write; dropped when
+///   the function returns or unwinds.
+/// - A **leaf** function is left as written: one with no loop, no call of a
+///   function by path (`f(x)`, `Vec::new()`, `serde_json::from_str(s)`)
+///   and no macro call other than the standard formatting and assertion
+///   macros; only method calls, field and index accesses, operators,
+///   constructors (`Some(x)`) and closures of the same. That is how
+///   accessors look (`self.bytes.get(self.pos).copied()`), called many
+///   times per scope, where a guard would cost more than the call: a leaf
+///   runs in its caller's scope. Annotated alone (not as part of an `impl`
+///   block), a leaf gets a warning that says so.
+/// - An **`async fn`'s body**, and each **`async` block**, becomes a future
+///   each of whose polls opens or joins the scope of the thread polling it
+///   and closes it before the poll returns: no scope is held while the
+///   future is suspended, wherever its awaits are (written out, in a loop's
+///   head, produced by `join!`, `select!` or any macro), and each poll is
+///   served on its own thread. The future's output, `Send`-ness and
+///   `Unpin`-ness are unchanged.
+/// - A **closure** runs inside the scope open where it is called (the
+///   function's, for `iter().map(|x| ..)`), so it costs nothing per call;
+///   since it may also run after the function returns or on another
+///   thread, each outermost loop of a closure body (`for`, `while`, `while
+///   let`, `loop`) gets a guard of its own.
+/// - Each **`Box::new(value)`** call becomes a typed allocation from the
+///   open scope, or `Box::new` when none is open (about three instructions
+///   more). These spellings are recognised, each with or without `::<T>` on
+///   `Box`: `Box::new`, `std::boxed::Box::new`, `::std::boxed::Box::new`,
 ///   `alloc::boxed::Box::new`, `::alloc::boxed::Box::new`.
-/// - Each **`.await`** inside a nest closes the scope before the await (if
-///   the nest's guard opened it) and opens or joins one after, on whichever
-///   thread the future runs then: nothing of a thread's scope is held while
-///   the future is suspended, and the future stays `Send`.
 ///
-/// Closures and `async` blocks are bodies of their own: their loops get
-/// their own guards (they may run after the loop, elsewhere, or never). A
-/// loop whose body awaits inside a macro invocation (`assert_eq!(f.await,
-/// x)`, `select!`) gets no guard at all, since the attribute cannot close
-/// the scope around an await it cannot see; its `Box::new`s still use a
-/// scope a caller opened. Loops in constant positions (an array's length, a
-/// const generic argument) run at compile time and are left alone.
 /// Nested items are not part of the function and are left alone; so are
 /// macro invocations (`vec![Box::new(x)]`: the attribute cannot know what a
-/// macro makes of its tokens; the allocation is still captured, as an
-/// allocation, if it runs in a capturing scope). A `Box` of the user's own
-/// is a compile error at the call, never a silent change of type: the
-/// user's `Box::new` path is passed along to a function that requires it to
-/// be the standard one.
-///
-/// What a scope serves, what it leaves to the inner allocator, and what it
-/// costs in memory: `docs/scopes.md` in the repository.
+/// macro makes of its tokens), though their allocations are served all the
+/// same, as any allocation made in a capturing scope. An `async` closure's
+/// body is left as written: it is served by the scope of whatever polls it.
+/// A `Box` of the user's own is a compile error at the call, never a silent
+/// change of type: the user's `Box::new` path is passed along to a function
+/// that requires it to be the standard one.
 ///
 /// # What does not change
 ///
@@ -141,8 +148,6 @@ use proc_macro::TokenStream;
 /// `::batch_alloc::__private::...`, its locals have mixed-site spans (user
 /// code can neither see nor shadow them), and it contains no `unsafe`, so
 /// it compiles under `#![forbid(unsafe_code)]`.
-/// `examples/macro-expanded.rs` in the repository shows complete
-/// expansions.
 ///
 /// # Arguments
 ///
@@ -153,23 +158,25 @@ use proc_macro::TokenStream;
 ///   else changes, and no scope opens. Closures, macro invocations, a `for`
 ///   loop's head and calls outside loops are left as written. Inside a
 ///   scope a caller opened, the function's other allocations are still
-///   captured, like everything on the thread.
-/// - `#[batch_alloc(quiet)]`: no warning when there is nothing to rewrite.
+///   served, like everything on the thread.
+/// - `#[batch_alloc(quiet)]`: no warning when the attribute leaves the
+///   function as written (see Warnings).
 ///
-/// Both may be given, in either order. Anything else is an error naming
-/// what it found. Whether scopes capture every allocation or only annotated
-/// `Box::new`s is a process-wide choice: `batch_alloc::set_capture`.
+/// Anything else is an error naming what it found. Whether scopes serve
+/// every allocation or only annotated `Box::new`s is a process-wide choice:
+/// `batch_alloc::set_capture`.
 ///
 /// # Warnings
 ///
-/// When the attribute finds nothing to rewrite (no loop and no `Box::new`
-/// call; in `boxes` form, no `Box::new` inside a loop), the compiler warns
-/// at the function's name and says why, naming the usual causes: `Box::new`
-/// only inside a macro call, only passed as a value (`.map(Box::new)`), or,
-/// in `boxes` form, only inside closures. On an `impl` block it warns once,
-/// and only if no method had anything to rewrite. `quiet` (or
-/// `#[allow(deprecated)]` on the function, which the warning borrows)
-/// silences it.
+/// When the attribute leaves a function as written, the compiler warns at
+/// its name, says why and what to write instead: in the default form, a
+/// leaf (it runs in its caller's scope; annotate the callers, or write its
+/// body as `batch_alloc::scope(|| ..)`); in the per-site form, no
+/// `Box::new` call inside a loop (only inside a macro call, only passed as
+/// a value, only in closures, or no loop at all), which the default form
+/// would serve. On an `impl` block it warns once, and only if no method had
+/// anything to rewrite. `quiet` (or `#[allow(deprecated)]` on the function,
+/// which the warning borrows) silences it.
 #[proc_macro_attribute]
 pub fn batch_alloc(args: TokenStream, item: TokenStream) -> TokenStream {
     let original = proc_macro2::TokenStream::from(item.clone());

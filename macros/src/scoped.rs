@@ -1,109 +1,132 @@
-//! The default mode: batch scopes.
+//! The default mode: an annotated function is a batch scope while it runs.
 //!
-//! Every loop nest of a body (its outermost loops) gets a scope guard just
-//! outside it, which opens or joins this thread's batch scope as the loop
-//! starts and closes what it opened when the loop ends, however it ends.
+//! A synchronous function's body starts with a scope guard, which opens
+//! this thread's batch scope (or joins the one a caller opened) and closes
+//! what it opened when the function returns, however it returns. So
+//! everything the function does is served, whatever it is written with:
+//! loops, iterator adapters and the closures they call, recursion, a single
+//! call into a library (`serde_json::from_str`).
 //!
-//! The guard enters before the loop, not at its first iteration: a check
-//! at every iteration costs two instructions each time round, entering
-//! costs about six once, and measured over the repository's two parsers
-//! (instructions, callgrind) entering first was 3% cheaper on the one whose
-//! lexer runs many short loops and 0.5% dearer on the one whose
-//! recursive-descent levels mostly run none. It also puts the loop's first
-//! condition inside the scope, like every later one. Every `Box::new(value)` of the function takes its
-//! slot from the scope's run of its class when a scope is open on the
-//! thread (its own, or one a caller opened), and is `Box::new` otherwise.
-//! An `.await` inside a nest closes the scope before the await and opens
-//! it again after, so that no thread's scope is held while the future is
-//! suspended.
+//! A leaf is left as written (see [`is_leaf`]): a function made of method
+//! calls, field accesses and operators, as accessors are, runs inside its
+//! caller's scope, and a guard would cost more than its body.
 //!
-//! A body is the function body, and also each closure body and `async`
-//! block: those may run after the loop, elsewhere, or never, so their loops
-//! are nests of their own with guards inside them, and their awaits are not
-//! the outer loop's.
+//! A future is different: it is suspended at its awaits, and may be resumed
+//! on another thread, or dropped, while other tasks run on this one. So the
+//! body of an `async fn`, and every `async` block, becomes a future whose
+//! every *poll* opens or joins the scope of the thread polling it and closes
+//! it before returning. No scope is held while the future is suspended,
+//! wherever its awaits are: written out, produced by a macro
+//! (`futures::join!`, `tokio::select!`, a local `macro_rules!`), or in the
+//! head of a loop. That is right by construction: nothing here needs to
+//! find the awaits.
+//!
+//! A closure is not a scope of its own: called where the function runs
+//! (`iter().map(|x| ..)`), it is inside the function's scope. But it may
+//! also run after the function returns, on another thread, or many times
+//! per call, so each outermost loop of a closure body gets a guard of its
+//! own: a closure that loops (the body of a spawned thread, say) is served
+//! wherever it runs, and a short closure called per element pays nothing.
+//!
+//! In every body, each `Box::new(value)` becomes a typed allocation from the
+//! open scope (a bump of the run of its size class, known at compile time),
+//! or `Box::new` when none is open.
 
 use std::mem;
 
 use proc_macro2::{Ident, Span};
 use quote::quote_spanned;
+use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
-use syn::{Expr, ExprAwait, ExprCall, ExprPath, Item, Macro, Path, Stmt};
+use syn::{Block, Expr, ExprAsync, ExprCall, ExprClosure, ExprPath, Signature, Stmt};
 
 use crate::box_new::is_box_new;
-use crate::emit::{block, private_path, site, take_attrs, Names};
-use syn::spanned::Spanned;
+use crate::emit::{block, named_site, private_path, site, take_attrs, Names};
 
-/// Rewrites one body: its loop nests, its `Box::new` calls, its awaits.
-pub(crate) struct Body<'a> {
-    names: &'a mut Names,
-    /// The guard of the nest being walked, if inside one.
-    guard: Option<Ident>,
-    /// Calls rewritten and nests guarded, in this body and the ones inside.
-    pub(crate) found: Found,
+/// Rewrites the body of `sig`'s function: its `Box::new` calls, its
+/// closures' loops and its `async` blocks, then makes the body a scope.
+/// False, with the body as written, for a leaf (see [`is_leaf`]).
+pub(crate) fn rewrite_fn(sig: &Signature, body: &mut Block, names: &mut Names) -> bool {
+    if sig.asyncness.is_none() && is_leaf(body) {
+        return false;
+    }
+    Body::new(names, Kind::Scoped).visit_block_mut(body);
+    let span = Span::mixed_site();
+    if sig.asyncness.is_some() {
+        // `async fn f(..) -> T { body }` is `fn f(..) -> impl Future<Output
+        // = T>` whose future runs `body`; the inner `async move` block is a
+        // future with the same output that captures what the body uses, as
+        // the outer one did.
+        let at = named_site("Future", &sig.ident.to_string(), sig.ident.span());
+        let stmts = mem::take(&mut body.stmts);
+        let scoped = private_path("scoped_future");
+        body.stmts = vec![Stmt::Expr(
+            Expr::Verbatim(quote_spanned! {span=>
+                #scoped(#at, async move { #(#stmts)* }).await
+            }),
+            None,
+        )];
+    } else {
+        let guard = names.scope();
+        let at = named_site("Function", &sig.ident.to_string(), sig.ident.span());
+        body.stmts.insert(0, guard_declaration(&guard, at));
+    }
+    true
 }
 
-/// What a body held that the attribute rewrote.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Found {
-    pub loops: usize,
-    pub box_news: usize,
+/// What kind of body a walk is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A function body or an `async` block: all of it runs inside a scope
+    /// (the function's, or each poll's), so its loops need no guard.
+    Scoped,
+    /// A closure body: its outermost loops get guards of their own.
+    Closure,
+    /// An `async` closure's body: it may await anywhere, so no guard may be
+    /// held across its statements; it is served by whatever scope is open
+    /// where it is polled.
+    AsyncClosure,
+}
+
+/// Rewrites one body.
+struct Body<'a> {
+    names: &'a mut Names,
+    kind: Kind,
+    /// Whether the walk is inside a loop of a closure body that has a guard.
+    guarded: bool,
 }
 
 impl<'a> Body<'a> {
-    pub(crate) fn new(names: &'a mut Names) -> Self {
+    fn new(names: &'a mut Names, kind: Kind) -> Self {
         Body {
             names,
-            guard: None,
-            found: Found::default(),
+            kind,
+            guarded: false,
         }
     }
 
-    /// Walks a body met inside this one (a closure's, an `async` block's).
-    fn inner(&mut self, expr: &mut Expr) {
-        let mut inner = Body::new(self.names);
-        match expr {
-            Expr::Closure(closure) => inner.visit_expr_closure_mut(closure),
-            Expr::Async(block) => inner.visit_expr_async_mut(block),
-            _ => inner.visit_expr_mut(expr),
-        }
-        self.found.loops += inner.found.loops;
-        self.found.box_news += inner.found.box_news;
+    /// Walks a body of another kind met inside this one.
+    fn inner(&mut self, kind: Kind, walk: impl FnOnce(&mut Body)) {
+        walk(&mut Body::new(self.names, kind));
     }
 
-    /// Input:  an outermost `for`, `while` or `loop` of this body
-    /// Output: `{ let mut __scopeN = Scope::new(); __scopeN.enter(); 'label: loop { body } }`
-    fn guard_nest(&mut self, expr: &mut Expr) {
+    /// Input:  an outermost `for`, `while` or `loop` of a closure body
+    /// Output: `{ let mut __scopeN = Scope::new(); enter_at(SITE, &mut __scopeN); 'label: loop { body } }`
+    ///
+    /// A closure cannot await, so nothing in the loop, its head included,
+    /// can suspend while the guard holds the scope.
+    fn guard_loop(&mut self, expr: &mut Expr) {
+        self.guarded = true;
+        visit_mut::visit_expr_mut(self, expr);
+        self.guarded = false;
         let guard = self.names.scope();
-        self.found.loops += 1;
-        if let Expr::ForLoop(for_loop) = expr {
-            // The head runs once, before the loop: it belongs to the body.
-            self.visit_expr_mut(&mut for_loop.expr);
-        }
-        let outer = self.guard.replace(guard.clone());
-        match expr {
-            Expr::ForLoop(for_loop) => self.visit_block_mut(&mut for_loop.body),
-            Expr::While(while_loop) => {
-                self.visit_expr_mut(&mut while_loop.cond);
-                self.visit_block_mut(&mut while_loop.body);
-            }
-            Expr::Loop(plain_loop) => self.visit_block_mut(&mut plain_loop.body),
-            _ => {}
-        }
-        self.guard = outer;
         let at = site("Loop", expr.span());
         let attrs = take_attrs(expr);
         let looped = mem::replace(expr, Expr::PLACEHOLDER);
-        let span = Span::mixed_site();
-        let scope = private_path("Scope");
-        let enter_at = private_path("enter_at");
-        let declaration = Stmt::Expr(
-            Expr::Verbatim(quote_spanned! {span=>
-                let mut #guard = #scope::new();
-                #enter_at(#at, &mut #guard);
-            }),
-            None,
+        *expr = block(
+            attrs,
+            vec![guard_declaration(&guard, at), Stmt::Expr(looped, None)],
         );
-        *expr = block(attrs, vec![declaration, Stmt::Expr(looped, None)]);
     }
 }
 
@@ -115,63 +138,69 @@ impl VisitMut for Body<'_> {
                 for arg in call.args.iter_mut() {
                     self.visit_expr_mut(arg);
                 }
-                self.found.box_news += 1;
                 if let Expr::Call(call) = mem::replace(expr, Expr::PLACEHOLDER) {
                     *expr = boxed_call(call);
                 }
             }
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_)
-                if self.guard.is_none() && !awaits_in_macros(expr) =>
+                if self.kind == Kind::Closure && !self.guarded =>
             {
-                self.guard_nest(expr)
+                self.guard_loop(expr)
             }
-            Expr::Await(_) if self.guard.is_some() => {
-                let Expr::Await(mut awaited) = mem::replace(expr, Expr::PLACEHOLDER) else {
+            Expr::Closure(closure) => {
+                let kind = match closure.asyncness {
+                    Some(_) => Kind::AsyncClosure,
+                    None => Kind::Closure,
+                };
+                self.inner(kind, |body| body.visit_expr_closure_mut(closure));
+            }
+            Expr::Async(_) => {
+                let Expr::Async(mut future) = mem::replace(expr, Expr::PLACEHOLDER) else {
                     return;
                 };
-                self.visit_expr_mut(&mut awaited.base);
-                if let Some(guard) = &self.guard {
-                    *expr = suspended_await(awaited, guard);
-                }
+                self.inner(Kind::Scoped, |body| body.visit_expr_async_mut(&mut future));
+                *expr = scoped_async_block(future);
             }
-            Expr::Closure(_) | Expr::Async(_) => self.inner(expr),
             _ => visit_mut::visit_expr_mut(self, expr),
         }
+    }
+
+    fn visit_expr_closure_mut(&mut self, closure: &mut ExprClosure) {
+        // Only the body: the parameters are patterns.
+        self.visit_expr_mut(&mut closure.body);
     }
 
     visit_only_run_time_code!();
 }
 
-/// Whether a loop's body holds an `.await` the attribute cannot rewrite:
-/// one inside a macro invocation (`assert_eq!(f.await, x)`, `select!`),
-/// outside the closures and `async` blocks the loop runs. Such a nest gets
-/// no guard (its `Box::new`s still take slots from a scope a caller
-/// opened): a guard could not close the scope before that await, and a
-/// scope must not stay open while the future is suspended.
-fn awaits_in_macros(looped: &Expr) -> bool {
-    struct Finder(bool);
-    impl<'ast> syn::visit::Visit<'ast> for Finder {
-        fn visit_expr(&mut self, expr: &'ast Expr) {
-            match expr {
-                Expr::Closure(_) | Expr::Async(_) => {}
-                _ => syn::visit::visit_expr(self, expr),
-            }
-        }
-        fn visit_item(&mut self, _: &'ast Item) {}
-        fn visit_macro(&mut self, mac: &'ast Macro) {
-            self.0 |= has_await(mac.tokens.clone());
-        }
-    }
-    fn has_await(tokens: proc_macro2::TokenStream) -> bool {
-        tokens.into_iter().any(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => ident == "await",
-            proc_macro2::TokenTree::Group(group) => has_await(group.stream()),
-            _ => false,
-        })
-    }
-    let mut finder = Finder(false);
-    syn::visit::Visit::visit_expr(&mut finder, looped);
-    finder.0
+/// `let mut __scopeN = Scope::new(); enter_at(SITE, &mut __scopeN);`: the
+/// guard is declared first, so it is dropped last, after every local of the
+/// body it covers.
+fn guard_declaration(guard: &Ident, at: Expr) -> Stmt {
+    let span = Span::mixed_site();
+    let scope = private_path("Scope");
+    let enter_at = private_path("enter_at");
+    Stmt::Expr(
+        Expr::Verbatim(quote_spanned! {span=>
+            let mut #guard = #scope::new();
+            #enter_at(#at, &mut #guard);
+        }),
+        None,
+    )
+}
+
+/// Input:  `async move { body }` (or `async { body }`), `body` already rewritten
+/// Output: `::batch_alloc::__private::scoped_future(SITE, async move { body })`
+///
+/// The block's type becomes the wrapper's, which is a future of the same
+/// output, `Send` and `Unpin` exactly when the block is.
+fn scoped_async_block(future: ExprAsync) -> Expr {
+    let span = Span::mixed_site();
+    let at = site("Future", future.async_token.span);
+    let scoped = private_path("scoped_future");
+    Expr::Verbatim(quote_spanned! {span=>
+        #scoped(#at, #future)
+    })
 }
 
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
@@ -203,50 +232,98 @@ fn boxed_call(call: ExprCall) -> Expr {
     })
 }
 
-/// Input:  `future.await` inside a nest guarded by `__scopeN`
-/// Output:
-/// ```text
-/// match future {
-///     __future => {
-///         __scopeN.suspend();
-///         let __output = __future.await;
-///         __scopeN.resume();
-///         __output
-///     }
-/// }
-/// ```
-///
-/// The `match` keeps the temporaries of `future` alive until the await is
-/// done, as they were; the guard holds nothing while the future is
-/// suspended, and a future dropped at the await leaves it holding nothing.
-fn suspended_await(awaited: ExprAwait, guard: &Ident) -> Expr {
-    let span = Span::mixed_site();
-    let ExprAwait {
-        attrs,
-        base,
-        dot_token,
-        await_token,
-    } = awaited;
-    let future = Ident::new("__future", span);
-    let output = Ident::new("__output", span);
-    let resumed = ExprAwait {
-        attrs,
-        base: Box::new(Expr::Path(ExprPath {
-            attrs: Vec::new(),
-            qself: None,
-            path: Path::from(future.clone()),
-        })),
-        dot_token,
-        await_token,
-    };
-    Expr::Verbatim(quote_spanned! {span=>
-        match #base {
-            #future => {
-                #guard.suspend();
-                let #output = #resumed;
-                #guard.resume();
-                #output
+/// Whether a body is a leaf: no loop, `async` block or await, no call of a
+/// function by path or value, and no macro call but the standard library's
+/// formatting and assertion macros: only method calls, field and index
+/// accesses, operators, literals, constructors (a called path whose last
+/// segment starts with a capital: `Some(x)`, `Point(1, 2)`), closures made
+/// of the same (`opt.is_some_and(|b| b.is_ascii_digit())`), and messages
+/// (`format!`, `panic!`, `assert!`). Accessors look like this, and are
+/// called many times per scope: a leaf opens no scope of its own and runs
+/// in its caller's.
+fn is_leaf(body: &Block) -> bool {
+    struct Finder {
+        branches: bool,
+        /// Locals bound to closures, whose calls are part of this body.
+        closures: Vec<syn::Ident>,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_local(&mut self, local: &'ast syn::Local) {
+            if let (syn::Pat::Ident(name), Some(init)) = (&local.pat, &local.init) {
+                if matches!(*init.expr, Expr::Closure(_)) {
+                    self.closures.push(name.ident.clone());
+                }
+            }
+            syn::visit::visit_local(self, local);
+        }
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            self.branches |= match expr {
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => true,
+                Expr::Async(_) | Expr::Await(_) => true,
+                Expr::Call(call) => !is_constructor(&call.func) && !self.calls_closure(&call.func),
+                _ => false,
+            };
+            if !self.branches {
+                syn::visit::visit_expr(self, expr);
             }
         }
-    })
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.branches |= !mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|name| MESSAGE_MACROS.iter().any(|known| name.ident == known));
+        }
+    }
+    impl Finder {
+        fn calls_closure(&self, func: &Expr) -> bool {
+            match func {
+                Expr::Path(path) => path
+                    .path
+                    .get_ident()
+                    .is_some_and(|name| self.closures.contains(name)),
+                _ => false,
+            }
+        }
+    }
+    let mut finder = Finder {
+        branches: false,
+        closures: Vec::new(),
+    };
+    syn::visit::Visit::visit_block(&mut finder, body);
+    !finder.branches
+}
+
+/// The standard macros that format or check: in an accessor they build an
+/// error's message or guard an invariant, off the path that runs.
+const MESSAGE_MACROS: &[&str] = &[
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "format",
+    "format_args",
+    "matches",
+    "panic",
+    "todo",
+    "unimplemented",
+    "unreachable",
+    "write",
+    "writeln",
+];
+
+/// Whether a called expression names a tuple struct or an enum variant.
+fn is_constructor(func: &Expr) -> bool {
+    match func {
+        Expr::Path(path) => path
+            .path
+            .segments
+            .last()
+            .and_then(|segment| segment.ident.to_string().chars().next())
+            .is_some_and(char::is_uppercase),
+        _ => false,
+    }
 }

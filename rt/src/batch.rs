@@ -13,6 +13,7 @@ use crate::link::{self, read_link};
 use crate::queues::give_back;
 use crate::region::{self, frame_base};
 use crate::reserve::{reserve, reserve_one};
+use crate::settings::warn_not_installed;
 use crate::types::{HeapRecord, Reservation, Tally, NO_HEAP};
 
 /// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
@@ -392,7 +393,10 @@ fn batch_heap() -> Option<&'static HeapRecord> {
 fn first_heap() -> Option<&'static HeapRecord> {
     match is_active() {
         true => heap::current_or_init(),
-        false => None,
+        false => {
+            warn_not_installed();
+            None
+        }
     }
 }
 

@@ -41,7 +41,7 @@
 // The modules in layers, each importing only from the layers above it in
 // this list (rt/tests/layers.rs checks it):
 //
-// 0. config, fatal         constants; the abort path
+// 0. config, fatal, settings  constants; the abort path; the environment
 // 1. os, class             the OS; the size-class table
 // 2. sync                  atomics, the spin lock, the index stack, windows
 // 3. types                 the shared structures: spans, heap records, runs
@@ -73,6 +73,7 @@ mod remote;
 mod reserve;
 mod runs;
 mod scope;
+mod settings;
 mod stats;
 mod sync;
 mod types;
@@ -87,10 +88,11 @@ pub use global::no_panic_proof;
 pub use growth::{default_growth, set_default_growth, Growth};
 pub use heap::trim;
 pub use scope::{
-    at_exit, batchable, boxed, capture, outside_scope, scope_on_this_thread, set_capture,
-    try_boxed, Capture, Scope,
+    at_exit, batchable, boxed, capture, entered, outside_scope, scope, scope_on_this_thread,
+    set_capture, try_boxed, Capture, Scope, ScopedFuture,
 };
-pub use stats::{stats, Stats};
+pub use settings::{settings, Settings};
+pub use stats::{scoped_allocations_on_this_thread, stats, Stats};
 
 /// The size classes batches serve, smallest first.
 pub fn size_classes() -> &'static [SizeClass] {

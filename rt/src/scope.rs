@@ -14,8 +14,11 @@
 //! ([`Scope::suspend`]) and opens it again after ([`Scope::resume`]), since
 //! the future may move and other tasks run on the thread meanwhile.
 
+use core::future::Future;
+use core::pin::Pin;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicUsize};
+use core::task::{Context, Poll};
 
 use crate::class::{class_of, NO_CLASS};
 use crate::global::is_active;
@@ -24,6 +27,7 @@ use crate::heap::{
 };
 use crate::link::box_in_slot;
 use crate::runs::alloc_in_scope;
+use crate::settings::{settings, warn_not_installed};
 use crate::sync::Ordering;
 
 /// Whether scopes capture every allocation they can, or only annotated
@@ -74,7 +78,7 @@ fn decide_capture() {
     if CAPTURE_DECIDED.load(Ordering::Relaxed) {
         return;
     }
-    let boxes = std::env::var_os("BATCH_ALLOC_CAPTURE").is_some_and(|value| value == "boxes");
+    let boxes = settings().capture_boxes == Some(true);
     // Another thread's `set_capture` wins over the environment.
     if CAPTURE_DECIDED
         .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
@@ -173,7 +177,10 @@ fn first_scope() -> u8 {
     decide_capture();
     let heap = match is_active() {
         true => heap::current_or_init(),
-        false => None,
+        false => {
+            warn_not_installed();
+            None
+        }
     };
     match heap {
         Some(heap) => {
@@ -205,6 +212,80 @@ impl Default for Scope {
     fn default() -> Self {
         Scope::new()
     }
+}
+
+/// Runs `f` inside this thread's batch scope: opens the scope if none is
+/// open (and closes it when `f` returns or unwinds), or joins the one a
+/// caller opened. Returns what `f` returns.
+///
+/// While the scope is open, every allocation on this thread that the
+/// runtime has a size class for is served from the thread's runs (with
+/// [`Capture::All`], the default): the strings, vectors and boxes a
+/// deserializer or a parser makes, whoever wrote it. Each stays an
+/// ordinary allocation, freed one by one, on any thread. Where
+/// [`BatchAlloc`](crate::BatchAlloc) is not the global allocator, `f` runs
+/// as it would without the call.
+///
+/// Opening costs a thread-local read and write, joining a read; nothing is
+/// allocated.
+#[inline]
+pub fn scope<R>(f: impl FnOnce() -> R) -> R {
+    let mut guard = Scope::new();
+    guard.enter();
+    f()
+}
+
+/// A future whose every poll runs inside the batch scope of the thread that
+/// polls it: what `#[batch_alloc]` makes of an `async fn`'s body and of an
+/// `async` block. Not public API.
+///
+/// A poll opens or joins the scope through the guard `enter` returns, and
+/// the guard closes what it opened before the poll returns, so no scope is
+/// held while the future is suspended, whatever it awaits and wherever the
+/// awaits are (inside macros included), and each poll is served on its own
+/// thread.
+#[doc(hidden)]
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct ScopedFuture<F, E> {
+    future: F,
+    enter: E,
+}
+
+impl<F, E> ScopedFuture<F, E> {
+    /// `future`, each of whose polls runs while the guard `enter()` returns
+    /// is alive.
+    #[inline]
+    pub const fn new(future: F, enter: E) -> Self {
+        ScopedFuture { future, enter }
+    }
+}
+
+impl<F: Future, E: FnMut() -> G, G> Future for ScopedFuture<F, E> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `future` is pinned structurally and `enter` is not: the
+        // type has no `Drop` impl and is `Unpin` only when both fields are
+        // (the auto trait), nothing moves `future` out of a pinned
+        // `ScopedFuture`, and `enter` is only called through `&mut`.
+        let this = unsafe { self.get_unchecked_mut() };
+        let _guard = (this.enter)();
+        // SAFETY: as above: `future` stays where it is until it is dropped.
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        future.poll(cx)
+    }
+}
+
+/// A guard that has entered this thread's scope: for [`ScopedFuture`]
+/// without the per-site report. Not public API.
+#[doc(hidden)]
+#[inline]
+pub fn entered() -> Scope {
+    let mut guard = Scope::new();
+    guard.enter();
+    guard
 }
 
 impl Drop for Scope {

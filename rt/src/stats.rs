@@ -73,3 +73,18 @@ pub fn stats() -> Stats {
         cached_bytes: cached_bytes() as u64,
     }
 }
+
+/// Allocations this thread's batch scopes have served so far (what
+/// [`Stats::scoped_allocations`] counts, for this thread alone): for the
+/// per-site report. Not public API.
+#[doc(hidden)]
+pub fn scoped_allocations_on_this_thread() -> u64 {
+    let heap = heap::current();
+    if heap == NO_HEAP {
+        return 0;
+    }
+    // SAFETY: this thread's heap; records are never freed.
+    let heap = unsafe { &*heap };
+    let run_slots = heap.counters.read()[2];
+    run_slots.saturating_sub(unused_slots(heap))
+}

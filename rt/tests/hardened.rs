@@ -18,7 +18,7 @@ use batch_alloc_rt::{Batch, BatchAlloc};
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-const CASE: &str = "BATCH_ALLOC_HARDENED_CASE";
+const CASE: &str = "BA_RT_TEST_HARDENED_CASE";
 
 type T = [u64; 4];
 

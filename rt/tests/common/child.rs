@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 /// Environment variable that tells a re-run test binary which child role
 /// to play.
-pub const CHILD_ENV: &str = "BATCH_ALLOC_TEST_CHILD";
+pub const CHILD_ENV: &str = "BA_RT_TEST_CHILD";
 
 /// The child role this process was started for, if any.
 pub fn child_role() -> Option<String> {

@@ -1,23 +1,12 @@
-// The attribute warns when it finds nothing to rewrite, at the function's
-// name, and says why; here the warnings are denied, to show them.
+// Where the attribute leaves a function as written, it warns at the
+// function's name, says why and what to write instead. The default form
+// leaves leaves alone (accessors: method calls, field accesses, operators),
+// which run in their callers' scopes; the per-site form, `#[batch_alloc(boxes)]`,
+// serves only `Box::new` calls inside loops. Here the warnings are denied,
+// to show them.
 #![deny(deprecated)]
 
 use batch_alloc::batch_alloc;
-
-#[batch_alloc]
-fn no_loop_no_box(x: u64) -> u64 {
-    x + 1
-}
-
-#[batch_alloc]
-fn only_in_a_macro() -> Vec<Box<u64>> {
-    vec![Box::new(1)]
-}
-
-#[batch_alloc]
-fn only_as_a_value(xs: Vec<u64>) -> Option<Box<u64>> {
-    xs.into_iter().map(Box::new).next()
-}
 
 #[batch_alloc(boxes)]
 fn boxes_only_in_a_closure(n: u64) -> Vec<Box<u64>> {
@@ -34,11 +23,46 @@ fn boxes_outside_loops() -> Box<u64> {
     Box::new(1)
 }
 
+#[batch_alloc(boxes)]
+fn boxes_in_a_macro_and_as_a_value(xs: Vec<u64>) -> Vec<Box<u64>> {
+    let mut out = vec![Box::new(0)];
+    out.extend(xs.into_iter().map(Box::new));
+    out
+}
+
+#[batch_alloc]
+fn leaf(name: &str) -> String {
+    name.to_uppercase()
+}
+
 // A whole impl block warns once, and only if none of its methods has
 // anything to rewrite.
 struct Counter(u64);
 
 #[batch_alloc]
+impl Counter {
+    fn value(&self) -> u64 {
+        self.0
+    }
+
+    fn label(&self) -> String {
+        self.0.to_string()
+    }
+}
+
+// One method that is not a leaf: no warning for the others.
+#[batch_alloc]
+impl Counter {
+    fn doubled(&self) -> u64 {
+        self.0 * 2
+    }
+
+    fn boxed_value(&self) -> Box<u64> {
+        Box::new(self.0)
+    }
+}
+
+#[batch_alloc(boxes)]
 impl Counter {
     fn get(&self) -> u64 {
         self.0
@@ -49,33 +73,44 @@ impl Counter {
     }
 }
 
-#[batch_alloc]
+#[batch_alloc(boxes)]
 impl Counter {
-    fn boxed(&self) -> Box<u64> {
-        Box::new(self.0)
+    fn boxed(&self) -> Vec<Box<u64>> {
+        (0..self.0).map(|i| Box::new(i)).collect()
     }
 
-    fn again(&self) -> u64 {
-        self.0
+    fn looped(&self) -> Vec<Box<u64>> {
+        let mut out = Vec::new();
+        for i in 0..self.0 {
+            out.push(Box::new(i));
+        }
+        out
     }
 }
 
-// Silenced, one way or the other.
-#[batch_alloc(quiet)]
+// Silenced, one way or the other; and the default form, silent.
+#[batch_alloc(boxes, quiet)]
 fn quiet(x: u64) -> u64 {
     x + 2
 }
 
 #[allow(deprecated)]
-#[batch_alloc]
+#[batch_alloc(boxes)]
 fn allowed(x: u64) -> u64 {
     x + 3
 }
 
+#[batch_alloc]
+fn scoped(x: u64) -> u64 {
+    u64::max(x, 4)
+}
+
 fn main() {
-    let _ = (no_loop_no_box(1), only_in_a_macro(), only_as_a_value(vec![1]));
-    let _ = (boxes_only_in_a_closure(2), boxes_outside_loops(), quiet(1), allowed(1));
+    let _ = (boxes_only_in_a_closure(2), boxes_outside_loops());
+    let _ = boxes_in_a_macro_and_as_a_value(vec![1]);
+    let _ = (quiet(1), allowed(1), scoped(1), leaf("a"));
     let mut counter = Counter(0);
     counter.bump();
-    let _ = (counter.get(), counter.boxed(), counter.again());
+    let _ = (counter.get(), counter.boxed(), counter.looped());
+    let _ = (counter.value(), counter.label(), counter.doubled(), counter.boxed_value());
 }
