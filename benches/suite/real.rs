@@ -28,6 +28,9 @@
 //! | `linked_list` | `examples/linked_list/graph.rs` | read an edge list into lists of `Box<Edge>`, walk them, drop them on another thread |
 //! | `binary_trees` | `programs.rs` (`trees`) | the benchmarks game's binary-trees, trees built by loops |
 //! | `stmt` | `examples/stmt_parser/lang.rs` | lex, parse and check a generated Lua-like module bundle, drop tree and tokens |
+//! | `derive` | `real/derive.rs` | the `records` export into types that only derive `Deserialize`, one `from_str`; annotated: inside `batch_alloc::scope` |
+//! | `chains` | `real/chains.rs` | an access log through iterator chains (no `for`) into maps, boxed entries and a tree of path segments; every fn annotated |
+//! | `par_derive_1t`, `par_derive_2t` | `real/derive.rs` | 64 documents of the `derive` export parsed by rayon on 1 or 2 threads; annotated: each task in a scope |
 //!
 //! Sizes are chosen so that one run takes roughly 50 to 300 ms natively.
 
@@ -42,6 +45,8 @@ use serde_json::{json, Map, Value};
 
 use super::Binary;
 
+pub mod chains;
+pub mod derive;
 pub mod deserialize;
 pub mod expr;
 pub mod linked_list;
@@ -194,6 +199,10 @@ macro_rules! each_program {
         $visit!(linked_list::LinkedList);
         $visit!(BinaryTrees);
         $visit!(stmt::Stmt);
+        $visit!(derive::Derive);
+        $visit!(chains::Chains);
+        $visit!(derive::ParDerive1);
+        $visit!(derive::ParDerive2);
     };
 }
 
