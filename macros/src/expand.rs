@@ -2,14 +2,11 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
-use syn::visit_mut::VisitMut;
 use syn::{Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt, TraitItemFn};
 
 use crate::args::{Args, Mode};
-use crate::emit::Names;
-use crate::inventory::Inventory;
-use crate::nests::Nests;
-use crate::scoped;
+use crate::shared::Names;
+use crate::{boxes, scoped};
 use syn::spanned::Spanned;
 
 /// Input:  the attribute's arguments and the item it is on.
@@ -91,11 +88,7 @@ fn rewrite_fn(mode: Mode, sig: &Signature, body: &mut Block) -> Option<String> {
             true => None,
             false => Some(format!("its body is {LEAF}")),
         },
-        Mode::Boxes => {
-            let inventory = Inventory::of(body);
-            Nests::new(&mut names).visit_block_mut(body);
-            inventory.nothing_to_do()
-        }
+        Mode::Boxes => boxes::rewrite_fn(body, &mut names),
     }
 }
 

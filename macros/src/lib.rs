@@ -3,12 +3,13 @@
 //! Use it through the `batch-alloc` crate, which re-exports it; its
 //! documentation is on [`batch_alloc`](macro@batch_alloc).
 //!
-//! Layout: `args.rs` parses the arguments, `expand.rs` handles the item
-//! (and, in the per-site form, warns when there is nothing to rewrite, from
-//! what `inventory.rs` counted), `scoped.rs` makes a function a batch scope
-//! (the default), `nests.rs` and `sites.rs` rewrite it for per-site batches
-//! (`boxes`), `box_new.rs` says which calls are `Box::new`, and `emit.rs`
-//! writes the pieces of generated code both use.
+//! Layout: `args.rs` parses the arguments; `expand.rs` handles the item and
+//! says, with a warning, when a function is left as written; `scoped.rs` is
+//! the default form (a function is a batch scope); `boxes/` the per-site
+//! form (`boxes`: finding loop nests and their `Box::new` calls, the code
+//! they get, and the inventory its warning is made from); `shared/` what
+//! both forms use (which calls are `Box::new`, names, paths, the report's
+//! site statics).
 
 /// The `VisitMut` methods every rewriting walk shares: a walk goes only
 /// where code runs when the function runs. Not into nested items (a nested
@@ -38,13 +39,10 @@ macro_rules! visit_only_run_time_code {
 }
 
 mod args;
-mod box_new;
-mod emit;
+mod boxes;
 mod expand;
-mod inventory;
-mod nests;
 mod scoped;
-mod sites;
+mod shared;
 
 use proc_macro::TokenStream;
 

@@ -40,8 +40,8 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ExprAsync, ExprCall, ExprClosure, ExprPath, Signature, Stmt};
 
-use crate::box_new::is_box_new;
-use crate::emit::{block, named_site, private_path, site, take_attrs, Names};
+use crate::shared::box_new::is_box_new;
+use crate::shared::{block, named_site, private_path, site, take_attrs, Names};
 
 /// Rewrites the body of `sig`'s function: its `Box::new` calls, its
 /// closures' loops and its `async` blocks, then makes the body a scope.

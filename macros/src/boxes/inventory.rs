@@ -6,7 +6,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::visit::{self, Visit};
 use syn::{Block, Expr, ExprConst, ExprRepeat, GenericArgument, Item, Macro};
 
-use crate::box_new::{is_box_new, is_box_new_path};
+use crate::shared::box_new::{is_box_new, is_box_new_path};
 
 /// Counts of one function body.
 #[derive(Debug, Default)]

@@ -1,0 +1,112 @@
+//! What both forms of the attribute share: names for generated locals, the
+//! paths generated code names, the per-site report's statics, blocks.
+//!
+//! Everything generated names `::batch_alloc::__private::...` and nothing
+//! else, so user imports and shadowed prelude names cannot change what it
+//! means; every generated local has a `Span::mixed_site()` span, so user code
+//! can neither see nor shadow it. There is no `unsafe` in it, so crates under
+//! `#![forbid(unsafe_code)]` can use the attribute.
+
+pub(crate) mod box_new;
+
+use proc_macro2::{Ident, Span};
+use quote::{format_ident, quote_spanned};
+use syn::punctuated::Punctuated;
+use syn::token;
+use syn::{Attribute, Block, Expr, ExprBlock, Path, PathSegment, Stmt};
+
+/// Hands out the names of generated locals for one function.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    batches: usize,
+    scopes: usize,
+}
+
+impl Names {
+    /// A fresh scope-guard name, unique within the function.
+    pub(crate) fn scope(&mut self) -> Ident {
+        let ident = format_ident!("__scope{}", self.scopes, span = Span::mixed_site());
+        self.scopes += 1;
+        ident
+    }
+
+    /// A fresh batch name. Names are unique within a function (not only
+    /// within a loop nest) so that an expanded body reads unambiguously.
+    pub(crate) fn batch(&mut self) -> Ident {
+        let ident = format_ident!("__batch{}", self.batches, span = Span::mixed_site());
+        self.batches += 1;
+        ident
+    }
+}
+
+/// Input:  a kind of site (`Loop`, `Boxed`, `Batched`) and the user's tokens
+///         it stands for
+/// Output:
+/// ```text
+/// {
+///     static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+///         ::batch_alloc::__private::SiteKind::Boxed, "", file!(), line!(), column!());
+///     &__SITE
+/// }
+/// ```
+///
+/// One static per site, for the per-site report: with the facade's
+/// `report` feature it counts what happened there; without it, it is empty,
+/// and the functions it is passed to ignore it, so it compiles to nothing.
+/// The location macros carry the user's span, so they name the user's line.
+pub(crate) fn site(kind: &str, at: Span) -> Expr {
+    named_site(kind, "", at)
+}
+
+/// [`site`], for a site that has a name: the function whose body it is.
+pub(crate) fn named_site(kind: &str, function: &str, at: Span) -> Expr {
+    let span = Span::mixed_site();
+    let name = Ident::new("__SITE", span);
+    let site = private_path("Site");
+    let kinds = private_path("SiteKind");
+    let kind = Ident::new(kind, span);
+    let file = quote_spanned!(at=> ::core::file!());
+    let line = quote_spanned!(at=> ::core::line!());
+    let column = quote_spanned!(at=> ::core::column!());
+    Expr::Verbatim(quote_spanned! {span=>
+        {
+            static #name: #site = #site::new(#kinds::#kind, #function, #file, #line, #column);
+            &#name
+        }
+    })
+}
+
+pub(crate) fn block(attrs: Vec<Attribute>, stmts: Vec<Stmt>) -> Expr {
+    Expr::Block(ExprBlock {
+        attrs,
+        label: None,
+        block: Block {
+            brace_token: token::Brace(Span::mixed_site()),
+            stmts,
+        },
+    })
+}
+
+/// Moves a loop's outer attributes (lint levels, in practice) to the block
+/// that replaces it, so that they still cover all of it.
+pub(crate) fn take_attrs(looped: &mut Expr) -> Vec<Attribute> {
+    match looped {
+        Expr::ForLoop(e) => std::mem::take(&mut e.attrs),
+        Expr::While(e) => std::mem::take(&mut e.attrs),
+        Expr::Loop(e) => std::mem::take(&mut e.attrs),
+        _ => Vec::new(),
+    }
+}
+
+/// `::batch_alloc::__private::#name`
+pub(crate) fn private_path(name: &str) -> Path {
+    let span = Span::mixed_site();
+    let mut segments = Punctuated::new();
+    for segment in ["batch_alloc", "__private", name] {
+        segments.push(PathSegment::from(Ident::new(segment, span)));
+    }
+    Path {
+        leading_colon: Some(token::PathSep(span)),
+        segments,
+    }
+}
