@@ -28,6 +28,12 @@
 //! binary run again), since a process makes its first heap once; attempts:
 //! `FIRST_INIT_ROUNDS` (100 by default). The race amplifier widens the
 //! windows inside the one-time runs.
+//!
+//! A test binary of its own: a fork copies only the forking thread, and
+//! every other thread the process has at that moment is part of what the
+//! test controls (its workers and spawner, and nothing else); the second
+//! test needs a process that has made no heap yet; and CI runs this binary
+//! by name, in release and under the race amplifier.
 
 #![cfg(target_os = "linux")]
 

@@ -10,6 +10,10 @@
 //! That build links only if no `GlobalAlloc` method of `BatchAlloc` can
 //! unwind, with debug assertions and overflow checks on: no panic is
 //! reachable from `alloc`, `alloc_zeroed`, `dealloc` or `realloc`.
+//!
+//! A test binary of its own, so that the proof's build (a target directory
+//! of its own, with flags no other build uses) links only the proof; in
+//! every other build it is empty.
 
 #[cfg(batch_alloc_no_panic)]
 #[test]

@@ -54,3 +54,13 @@ pub fn describe(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// The name libtest gives test function `name` of the module whose path
+/// (`module_path!()`) is `module`: the path without the crate's name, as
+/// `--exact` wants it.
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{name}"),
+        None => name.to_string(),
+    }
+}

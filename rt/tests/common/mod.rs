@@ -1,7 +1,8 @@
 //! Shared by the runtime's integration tests: boxes of three sizes that carry
 //! a fill pattern, checked when they are freed; the checks on live objects
 //! and statistics (`check.rs`); re-running a test in a child process
-//! (`child.rs`); driving and observing batch scopes (`scope.rs`).
+//! (`child.rs`); driving and observing batch scopes (`scope.rs`); the
+//! binary's one serial lock (`serial.rs`).
 
 #![allow(dead_code)]
 
@@ -11,6 +12,7 @@ mod check;
 mod child;
 mod rng;
 mod scope;
+mod serial;
 
 // Not every test binary that shares this module uses all of these.
 #[allow(unused_imports)]
@@ -21,6 +23,8 @@ pub use child::*;
 pub use rng::Rng;
 #[allow(unused_imports)]
 pub use scope::*;
+#[allow(unused_imports)]
+pub use serial::*;
 
 /// A box of one of three sizes, filled with a pattern derived from its id.
 pub enum Filled {

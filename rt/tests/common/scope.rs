@@ -1,15 +1,12 @@
 //! For the scope and capture tests (`scopes.rs`, `capture.rs`): an inner
 //! allocator that counts the blocks it serves on each thread, so a test
 //! can tell an allocation a scope captured from one the inner allocator
-//! served; the one lock under which a test reads process-wide statistics
-//! or changes the process-wide capture setting; and a scope opened as
-//! `#[batch_alloc]` opens one.
+//! served; and a scope opened as `#[batch_alloc]` opens one.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::{Mutex, MutexGuard};
 
-use batch_alloc_rt::{capture, set_capture, stats, Capture, Scope, Stats};
+use batch_alloc_rt::{stats, Scope, Stats};
 
 /// The system allocator, counting the blocks it hands out (`alloc`,
 /// `alloc_zeroed`, `realloc`) on each thread.
@@ -63,36 +60,6 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: the caller's contract, forwarded.
         unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Held by a test that reads statistics (process-wide) or depends on the
-/// capture setting (process-wide too): one such test at a time. It sets the
-/// capture setting for the test and puts back the previous one when
-/// dropped, also when the test panics.
-pub struct Serial {
-    previous: Capture,
-    _lock: MutexGuard<'static, ()>,
-}
-
-/// Waits for the other tests of the binary, then sets `capture`.
-pub fn serial(capture_now: Capture) -> Serial {
-    // A test that failed while holding the lock poisons it; the others
-    // still run, and report their own results.
-    let lock = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let previous = capture();
-    set_capture(capture_now);
-    Serial {
-        previous,
-        _lock: lock,
-    }
-}
-
-impl Drop for Serial {
-    fn drop(&mut self) {
-        set_capture(self.previous);
     }
 }
 

@@ -1,10 +1,9 @@
 //! Without `BatchAlloc` as the global allocator, batches still work: every
 //! box is a plain `Box::new` and no span slot is ever handed out.
 
-mod common;
-
 use batch_alloc_rt::{is_active, stats, Batch};
-use common::{assert_boxes_disjoint, assert_span_bytes_sane};
+
+use crate::common::{assert_boxes_disjoint, assert_span_bytes_sane};
 
 #[test]
 fn batches_fall_back_to_plain_boxes() {

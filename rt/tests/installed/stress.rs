@@ -3,17 +3,13 @@
 //! so a failure replays. At the end no slot may be left and every span of
 //! the exited threads must be back in the pool.
 
-mod common;
-
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use batch_alloc_rt::{stats, BatchAlloc};
-use common::{assert_back_at, assert_live, Batches, Filled, Rng};
+use batch_alloc_rt::stats;
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::{assert_back_at, assert_live, serially, Batches, Filled, Rng};
 
 const THREADS: usize = if cfg!(miri) { 4 } else { 8 };
 const ROUNDS: usize = if cfg!(miri) { 3 } else { 150 };
@@ -102,32 +98,34 @@ fn worker(
 
 #[test]
 fn threads_hand_boxes_around_and_exit_without_losing_a_slot() {
-    let seed = std::env::var("STRESS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed);
-    assert!(batch_alloc_rt::is_active());
-    let before = stats();
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..THREADS).map(|_| mpsc::channel()).unzip();
-    let staying = (0..THREADS).filter(|me| me % 2 == 0).count();
-    let barrier = Arc::new(Barrier::new(staying));
-    let handles: Vec<_> = receivers
-        .into_iter()
-        .enumerate()
-        .map(|(me, inbox)| {
-            let outboxes = senders.clone();
-            let barrier = barrier.clone();
-            thread::spawn(move || worker(me, seed, inbox, outboxes, barrier))
-        })
-        .collect();
-    drop(senders);
-    let freed: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
-    let after = stats();
-    println!("seed {seed}: freed {freed} boxes; before {before:?}; after {after:?}");
-    assert!(freed > 0);
-    assert_back_at(&before, &after);
-    assert!(
-        after.batched_boxes - before.batched_boxes >= freed as u64 / 2,
-        "{before:?} {after:?} freed {freed}"
-    );
+    serially(|| {
+        let seed = std::env::var("STRESS_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x5eed);
+        assert!(batch_alloc_rt::is_active());
+        let before = stats();
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..THREADS).map(|_| mpsc::channel()).unzip();
+        let staying = (0..THREADS).filter(|me| me % 2 == 0).count();
+        let barrier = Arc::new(Barrier::new(staying));
+        let handles: Vec<_> = receivers
+            .into_iter()
+            .enumerate()
+            .map(|(me, inbox)| {
+                let outboxes = senders.clone();
+                let barrier = barrier.clone();
+                thread::spawn(move || worker(me, seed, inbox, outboxes, barrier))
+            })
+            .collect();
+        drop(senders);
+        let freed: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+        let after = stats();
+        println!("seed {seed}: freed {freed} boxes; before {before:?}; after {after:?}");
+        assert!(freed > 0);
+        assert_back_at(&before, &after);
+        assert!(
+            after.batched_boxes - before.batched_boxes >= freed as u64 / 2,
+            "{before:?} {after:?} freed {freed}"
+        );
+    });
 }

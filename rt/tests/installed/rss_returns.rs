@@ -12,10 +12,9 @@
 
 use std::time::Duration;
 
-use batch_alloc_rt::{stats, trim, Batch, BatchAlloc};
+use batch_alloc_rt::{stats, trim, Batch};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::serially;
 
 fn resident_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -75,57 +74,60 @@ fn minor_faults() -> u64 {
     usage.ru_minflt as u64
 }
 
-/// One test, so that nothing else moves the process's memory meanwhile.
+/// Alone in the process while it runs ([`serially`], as every test of this
+/// binary), so that nothing else moves the process's memory meanwhile.
 #[test]
 fn dropping_a_large_structure_returns_its_memory() {
-    // The pointers' own 16 MB, faulted in now so that they count in every
-    // reading's baseline.
-    let mut boxes = Vec::with_capacity(BOXES);
-    for slot in boxes.spare_capacity_mut() {
-        *slot = std::mem::MaybeUninit::zeroed();
-    }
-    let faults = minor_faults();
-    let (start, full) = build_and_drop(&mut boxes);
-    let first = minor_faults() - faults;
-    // Longer than the decay delay: the frames past the resident pool have
-    // waited long enough, but the program takes frames before it gives any
-    // back, so they are reused, not decommitted and faulted in again.
-    std::thread::sleep(Duration::from_millis(300));
-    let faults = minor_faults();
-    build(&mut boxes);
-    boxes.clear();
-    let rebuilt = minor_faults() - faults;
-    println!("minor faults: first build {first}, rebuilt after a pause {rebuilt}");
-    assert!(
-        rebuilt * 4 < first,
-        "the rebuild faulted its pages in again: {first} then {rebuilt}"
-    );
+    serially(|| {
+        // The pointers' own 16 MB, faulted in now so that they count in every
+        // reading's baseline.
+        let mut boxes = Vec::with_capacity(BOXES);
+        for slot in boxes.spare_capacity_mut() {
+            *slot = std::mem::MaybeUninit::zeroed();
+        }
+        let faults = minor_faults();
+        let (start, full) = build_and_drop(&mut boxes);
+        let first = minor_faults() - faults;
+        // Longer than the decay delay: the frames past the resident pool have
+        // waited long enough, but the program takes frames before it gives any
+        // back, so they are reused, not decommitted and faulted in again.
+        std::thread::sleep(Duration::from_millis(300));
+        let faults = minor_faults();
+        build(&mut boxes);
+        boxes.clear();
+        let rebuilt = minor_faults() - faults;
+        println!("minor faults: first build {first}, rebuilt after a pause {rebuilt}");
+        assert!(
+            rebuilt * 4 < first,
+            "the rebuild faulted its pages in again: {first} then {rebuilt}"
+        );
 
-    // Reused at once, the frames would still be there; left alone past the
-    // decay delay, they go back at the program's next frame traffic.
-    std::thread::sleep(Duration::from_millis(300));
-    keep_working();
-    let after = resident_bytes();
-    let s = stats();
-    println!(
-        "resident: start {} MiB, full {} MiB, after drop {} MiB; cached {} MiB",
-        start >> 20,
-        full >> 20,
-        after >> 20,
-        s.cached_bytes >> 20
-    );
-    // What stays is the pool's resident frames (at most 32 MiB) and a few
-    // spans kept for reuse, not the structure.
-    assert!(
-        after < start + (40 << 20),
-        "memory not returned: {start} -> {full} -> {after}"
-    );
-    let (start, full) = build_and_drop(&mut boxes);
-    trim();
-    let after = resident_bytes();
-    assert!(
-        after < start + (8 << 20),
-        "trim returned nothing: {start} -> {full} -> {after}"
-    );
-    assert_eq!(stats().cached_bytes, 0, "trim leaves nothing cached");
+        // Reused at once, the frames would still be there; left alone past the
+        // decay delay, they go back at the program's next frame traffic.
+        std::thread::sleep(Duration::from_millis(300));
+        keep_working();
+        let after = resident_bytes();
+        let s = stats();
+        println!(
+            "resident: start {} MiB, full {} MiB, after drop {} MiB; cached {} MiB",
+            start >> 20,
+            full >> 20,
+            after >> 20,
+            s.cached_bytes >> 20
+        );
+        // What stays is the pool's resident frames (at most 32 MiB) and a few
+        // spans kept for reuse, not the structure.
+        assert!(
+            after < start + (40 << 20),
+            "memory not returned: {start} -> {full} -> {after}"
+        );
+        let (start, full) = build_and_drop(&mut boxes);
+        trim();
+        let after = resident_bytes();
+        assert!(
+            after < start + (8 << 20),
+            "trim returned nothing: {start} -> {full} -> {after}"
+        );
+        assert_eq!(stats().cached_bytes, 0, "trim leaves nothing cached");
+    });
 }

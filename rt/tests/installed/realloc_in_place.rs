@@ -7,16 +7,12 @@
 //! move to the inner allocator.
 //!
 //! Meant for Miri as much as for a normal run:
-//! `MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p batch-alloc-rt --test realloc_in_place`,
+//! `MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p batch-alloc-rt --test installed -- realloc_in_place`,
 //! and again with `-Zmiri-tree-borrows` added.
 
-mod common;
+use batch_alloc_rt::{size_classes, stats, Batch};
 
-use batch_alloc_rt::{size_classes, stats, Batch, BatchAlloc};
-use common::assert_slots_back_at;
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::{assert_slots_back_at, serially};
 
 fn byte(i: usize) -> u8 {
     (i as u8).wrapping_mul(31) ^ 0x5A
@@ -87,22 +83,24 @@ const CASES: [(usize, fn()); 32] = cases!(
 
 #[test]
 fn a_batched_box_grows_in_place_and_the_new_bytes_are_written() {
-    assert!(batch_alloc_rt::is_active());
-    // Sizes one past a class, where the next class is at least two bytes
-    // larger: a box of that size has a slot larger than itself. The class
-    // table depends on the build (Miri's is smaller), so it is read here.
-    let wanted: Vec<usize> = size_classes()
-        .windows(2)
-        .filter(|pair| pair[1].size >= pair[0].size + 2)
-        .map(|pair| pair[0].size as usize + 1)
-        .collect();
-    let mut ran = Vec::new();
-    for (n, case) in CASES {
-        if wanted.contains(&n) {
-            case();
-            ran.push(n);
+    serially(|| {
+        assert!(batch_alloc_rt::is_active());
+        // Sizes one past a class, where the next class is at least two bytes
+        // larger: a box of that size has a slot larger than itself. The class
+        // table depends on the build (Miri's is smaller), so it is read here.
+        let wanted: Vec<usize> = size_classes()
+            .windows(2)
+            .filter(|pair| pair[1].size >= pair[0].size + 2)
+            .map(|pair| pair[0].size as usize + 1)
+            .collect();
+        let mut ran = Vec::new();
+        for (n, case) in CASES {
+            if wanted.contains(&n) {
+                case();
+                ran.push(n);
+            }
         }
-    }
-    assert_eq!(ran.first(), wanted.first(), "the first such size is a case");
-    println!("grown in place: boxes of {ran:?} bytes");
+        assert_eq!(ran.first(), wanted.first(), "the first such size is a case");
+        println!("grown in place: boxes of {ran:?} bytes");
+    });
 }

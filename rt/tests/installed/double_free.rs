@@ -10,13 +10,9 @@
 
 #![cfg(any(debug_assertions, feature = "hardened"))]
 
-mod common;
+use batch_alloc_rt::{stats, Batch};
 
-use batch_alloc_rt::{stats, Batch, BatchAlloc};
-use common::{child_role, describe, run_child};
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::{child_role, describe, run_child, serially, test_name};
 
 /// Exit signal of a child killed by `abort`.
 const SIGABRT: i32 = 6;
@@ -42,26 +38,31 @@ fn free_twice() {
 #[test]
 #[cfg_attr(miri, ignore = "Miri cannot spawn processes")]
 fn a_double_free_of_a_batched_box_aborts_with_a_message() {
-    if child_role().is_some() {
-        free_twice();
-        return;
-    }
-    let test = "a_double_free_of_a_batched_box_aborts_with_a_message";
-    let output = run_child(test, "double-free", None);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let what = describe(&output);
-    assert!(stderr.contains("child: freed once"), "{what}");
-    assert!(!stderr.contains("survived"), "{what}");
-    assert!(stderr.contains("batch-alloc: "), "{what}");
-    assert!(stderr.contains("double free"), "{what}");
-    assert!(
-        !stderr.contains("panicked"),
-        "a panic, not an abort\n{what}"
-    );
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(output.status.signal(), Some(SIGABRT), "{what}");
-    }
-    assert!(!output.status.success(), "{what}");
+    serially(|| {
+        if child_role().is_some() {
+            free_twice();
+            return;
+        }
+        let test = test_name(
+            module_path!(),
+            "a_double_free_of_a_batched_box_aborts_with_a_message",
+        );
+        let output = run_child(&test, "double-free", None);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let what = describe(&output);
+        assert!(stderr.contains("child: freed once"), "{what}");
+        assert!(!stderr.contains("survived"), "{what}");
+        assert!(stderr.contains("batch-alloc: "), "{what}");
+        assert!(stderr.contains("double free"), "{what}");
+        assert!(
+            !stderr.contains("panicked"),
+            "a panic, not an abort\n{what}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(output.status.signal(), Some(SIGABRT), "{what}");
+        }
+        assert!(!output.status.success(), "{what}");
+    });
 }

@@ -3,15 +3,11 @@
 //! owner thread and on another. Under Miri this checks that the free writes
 //! each byte of the link through a pointer allowed to write it.
 
-mod common;
-
 use std::thread;
 
-use batch_alloc_rt::{stats, Batch, BatchAlloc};
-use common::{assert_boxes_disjoint, assert_slots_back_at};
+use batch_alloc_rt::{stats, Batch};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::{assert_boxes_disjoint, assert_slots_back_at, serially};
 
 /// Panics unless the boxes hold `make(0)`, `make(1)`, ... and no two
 /// overlap.
@@ -53,17 +49,19 @@ fn round_trip<T: Send + Copy + PartialEq + std::fmt::Debug + 'static>(make: fn(u
 
 #[test]
 fn boxes_smaller_than_a_link_free_cleanly() {
-    let before = stats();
-    round_trip(|i| i);
-    round_trip(|i| [i; 3]);
-    round_trip(|i| [i; 6]);
-    round_trip(u16::from);
-    round_trip(|i| [i; 7]);
-    let after = stats();
-    assert!(
-        after.batched_boxes > before.batched_boxes,
-        "nothing was batched"
-    );
-    // This thread lives on, and its heap may keep an empty span per class.
-    assert_slots_back_at(&before, &after);
+    serially(|| {
+        let before = stats();
+        round_trip(|i| i);
+        round_trip(|i| [i; 3]);
+        round_trip(|i| [i; 6]);
+        round_trip(u16::from);
+        round_trip(|i| [i; 7]);
+        let after = stats();
+        assert!(
+            after.batched_boxes > before.batched_boxes,
+            "nothing was batched"
+        );
+        // This thread lives on, and its heap may keep an empty span per class.
+        assert_slots_back_at(&before, &after);
+    });
 }

@@ -11,10 +11,9 @@ use std::sync::mpsc::channel;
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use batch_alloc_rt::{stats, trim, Batch, BatchAlloc};
+use batch_alloc_rt::{stats, trim, Batch};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::serially;
 
 type T = [u64; 8];
 
@@ -26,14 +25,17 @@ fn batch_of(n: usize) -> Vec<Box<T>> {
 }
 
 /// The cases compare process-wide counts, so they run one after the other on
-/// one test thread: other tests' threads, still exiting, would move them.
+/// one thread, while no other test of the binary runs: other tests' threads,
+/// still exiting, would move them.
 #[test]
 fn outboxes() {
-    waiting_frees_count_as_freed_in_stats_read_elsewhere();
-    chains_reach_spans_whose_owner_exited();
-    an_exiting_thread_sends_its_chains();
-    a_thread_that_never_batched_frees_through_an_outbox();
-    frees_scattered_over_many_spans_all_come_back();
+    serially(|| {
+        waiting_frees_count_as_freed_in_stats_read_elsewhere();
+        chains_reach_spans_whose_owner_exited();
+        an_exiting_thread_sends_its_chains();
+        a_thread_that_never_batched_frees_through_an_outbox();
+        frees_scattered_over_many_spans_all_come_back();
+    });
 }
 
 /// Drops `boxes` on another thread, which first makes a heap with a batch

@@ -1,16 +1,16 @@
 //! `trim()` on a long-lived thread after a burst: the thread's runs give
 //! their unused slots back, its empty spans go back, and every cached frame
 //! is decommitted; inside a scope the runs stay, and the rest goes back all
-//! the same. One test, so that the process-wide statistics are this
+//! the same. Alone in the process while it runs ([`with_capture`], as every
+//! test of this binary), so that the process-wide statistics are this
 //! thread's alone.
 
 use std::sync::mpsc::channel;
 use std::thread;
 
-use batch_alloc_rt::{set_capture, stats, trim, Batch, BatchAlloc, Capture, Scope};
+use batch_alloc_rt::{stats, trim, Batch, Capture, Scope};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::with_capture;
 
 /// Strings this many, in a burst: enough for several spans of each class
 /// (frames shrink under Miri, and Miri is slow).
@@ -31,51 +31,52 @@ fn burst(n: usize) -> u64 {
 
 #[test]
 fn trim_hands_back_a_threads_runs_and_empty_spans() {
-    set_capture(Capture::All);
-    let before = stats();
-    assert!(
-        burst(BURST) >= BURST as u64,
-        "the burst was served by the scope"
-    );
-    let held = stats();
-    assert_eq!(held.live_slots, before.live_slots, "everything was dropped");
-    assert!(
-        held.span_bytes > before.span_bytes,
-        "the thread keeps its runs and a span per class: {before:?} -> {held:?}"
-    );
+    with_capture(Capture::All, || {
+        let before = stats();
+        assert!(
+            burst(BURST) >= BURST as u64,
+            "the burst was served by the scope"
+        );
+        let held = stats();
+        assert_eq!(held.live_slots, before.live_slots, "everything was dropped");
+        assert!(
+            held.span_bytes > before.span_bytes,
+            "the thread keeps its runs and a span per class: {before:?} -> {held:?}"
+        );
 
-    trim();
-    let after = stats();
-    assert_eq!(
-        after.span_bytes, before.span_bytes,
-        "trim left spans with the thread: {held:?} -> {after:?}"
-    );
-    assert_eq!(after.cached_bytes, 0, "trim leaves nothing cached");
-    assert_eq!(after.live_slots, before.live_slots);
+        trim();
+        let after = stats();
+        assert_eq!(
+            after.span_bytes, before.span_bytes,
+            "trim left spans with the thread: {held:?} -> {after:?}"
+        );
+        assert_eq!(after.cached_bytes, 0, "trim leaves nothing cached");
+        assert_eq!(after.live_slots, before.live_slots);
 
-    // The thread goes on: its runs start over.
-    assert!(burst(BURST / 10) >= BURST as u64 / 10);
+        // The thread goes on: its runs start over.
+        assert!(burst(BURST / 10) >= BURST as u64 / 10);
 
-    // Inside a scope, trim leaves the runs in use alone.
-    let mut scope = Scope::new();
-    scope.enter();
-    let first: Vec<Box<[u64; 4]>> = (0..100).map(|i| Box::new([i; 4])).collect();
-    let served = stats().scoped_allocations;
-    trim();
-    let second: Vec<Box<[u64; 4]>> = (0..100).map(|i| Box::new([i; 4])).collect();
-    assert!(stats().scoped_allocations >= served + 100);
-    drop(scope);
-    for (i, (a, b)) in first.iter().zip(&second).enumerate() {
-        assert_eq!((a[3], b[0]), (i as u64, i as u64));
-    }
-    drop((first, second));
-    trim();
-    assert_eq!(stats().span_bytes, before.span_bytes);
-    assert_eq!(stats().live_slots, before.live_slots);
+        // Inside a scope, trim leaves the runs in use alone.
+        let mut scope = Scope::new();
+        scope.enter();
+        let first: Vec<Box<[u64; 4]>> = (0..100).map(|i| Box::new([i; 4])).collect();
+        let served = stats().scoped_allocations;
+        trim();
+        let second: Vec<Box<[u64; 4]>> = (0..100).map(|i| Box::new([i; 4])).collect();
+        assert!(stats().scoped_allocations >= served + 100);
+        drop(scope);
+        for (i, (a, b)) in first.iter().zip(&second).enumerate() {
+            assert_eq!((a[3], b[0]), (i as u64, i as u64));
+        }
+        drop((first, second));
+        trim();
+        assert_eq!(stats().span_bytes, before.span_bytes);
+        assert_eq!(stats().live_slots, before.live_slots);
 
-    inside_a_scope_only_the_runs_stay();
-    assert_eq!(stats().span_bytes, before.span_bytes);
-    assert_eq!(stats().live_slots, before.live_slots);
+        inside_a_scope_only_the_runs_stay();
+        assert_eq!(stats().span_bytes, before.span_bytes);
+        assert_eq!(stats().live_slots, before.live_slots);
+    });
 }
 
 /// Inside a scope, `trim` sends the frees waiting in the thread's outbox

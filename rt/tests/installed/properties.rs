@@ -3,18 +3,14 @@
 //! another thread. Every box must stay disjoint from every other live box,
 //! aligned and intact, and everything must come back at the end.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::thread;
 
-use batch_alloc_rt::{stats, BatchAlloc};
-use common::{assert_back_at, assert_live, Batches, Filled};
+use batch_alloc_rt::stats;
 use proptest::prelude::*;
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::{assert_back_at, assert_live, serially, Batches, Filled};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -142,9 +138,11 @@ proptest! {
                 _ => {}
             }
         }
-        let before = stats();
-        thread::spawn(move || run(program)).join().unwrap();
-        let after = stats();
+        let (before, after) = serially(move || {
+            let before = stats();
+            thread::spawn(move || run(program)).join().unwrap();
+            (before, stats())
+        });
         assert_back_at(&before, &after);
         prop_assert!(after.batched_boxes > before.batched_boxes || !expect_batched, "nothing was batched");
     }

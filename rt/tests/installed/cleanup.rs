@@ -13,18 +13,14 @@
 
 #![cfg(unix)]
 
-mod common;
-
 use std::ffi::c_void;
 use std::os::unix::thread::JoinHandleExt;
 use std::sync::OnceLock;
 use std::thread;
 
-use batch_alloc_rt::{stats, trim, Batch, BatchAlloc, Capture, Scope};
-use common::{assert_back_at, in_scope, on_fresh_thread, serial, Serial};
+use batch_alloc_rt::{stats, trim, Batch, Capture, Scope};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::{assert_back_at, in_scope, on_fresh_thread, with_capture};
 
 /// Threads of each kind a test starts (Miri is slow).
 const THREADS: usize = if cfg!(miri) { 2 } else { 10 };
@@ -45,26 +41,28 @@ fn join(id: libc::pthread_t) {
 /// is made then.
 #[test]
 fn a_heap_made_when_std_drops_the_thread_handle_retires() {
-    let _serial = setup();
-    let before = stats();
-    on_fresh_thread(|| {
-        // The names are slots of this thread's runs; everything else the
-        // spawns allocate goes to the inner allocator.
-        let names: Vec<String> =
-            in_scope(|| (0..THREADS).map(|i| format!("cleanup-{i}")).collect());
-        let threads: Vec<libc::pthread_t> = names
-            .into_iter()
-            .map(|name| {
-                // The handle's drop leaves the child the last `Thread`, so
-                // the child's cleanup frees the name.
-                let child = thread::Builder::new().name(name).spawn(|| {});
-                child.expect("a thread").into_pthread_t()
-            })
-            .collect();
-        threads.into_iter().for_each(join);
+    with_capture(Capture::All, || {
+        setup();
+        let before = stats();
+        on_fresh_thread(|| {
+            // The names are slots of this thread's runs; everything else the
+            // spawns allocate goes to the inner allocator.
+            let names: Vec<String> =
+                in_scope(|| (0..THREADS).map(|i| format!("cleanup-{i}")).collect());
+            let threads: Vec<libc::pthread_t> = names
+                .into_iter()
+                .map(|name| {
+                    // The handle's drop leaves the child the last `Thread`, so
+                    // the child's cleanup frees the name.
+                    let child = thread::Builder::new().name(name).spawn(|| {});
+                    child.expect("a thread").into_pthread_t()
+                })
+                .collect();
+            threads.into_iter().for_each(join);
+        });
+        trim();
+        assert_back_at(&before, &stats());
     });
-    trim();
-    assert_back_at(&before, &stats());
 }
 
 /// A program's own pthread-key destructors run in the same cleanup, and
@@ -74,38 +72,40 @@ fn a_heap_made_when_std_drops_the_thread_handle_retires() {
 /// of destructors, keys made after run after it).
 #[test]
 fn a_heap_made_or_used_by_a_key_destructor_retires() {
-    let _serial = setup();
-    let keys = keys();
-    let before = stats();
-    on_fresh_thread(move || {
-        // Slots of this thread's span, freed by the threads below in their
-        // key destructors while this thread still owns the span.
-        let mut batch = Batch::with_capacity(4 * 2 * THREADS);
-        let mut threads = Vec::new();
-        for key in [keys.early, keys.late] {
-            for has_heap in [false, true] {
-                for _ in 0..THREADS {
-                    let slot = Handed(Box::into_raw(batch.alloc([7; 4])));
-                    let child = thread::spawn(move || {
-                        let slot = slot;
-                        if has_heap {
-                            let mut own = Batch::<Slot>::new();
-                            drop(own.alloc([1; 4]));
-                        }
-                        // SAFETY: a key of this process; the destructor
-                        // frees the box.
-                        let set = unsafe { libc::pthread_setspecific(key, slot.0.cast()) };
-                        assert_eq!(set, 0, "pthread_setspecific");
-                    });
-                    threads.push(child.into_pthread_t());
+    with_capture(Capture::All, || {
+        setup();
+        let keys = keys();
+        let before = stats();
+        on_fresh_thread(move || {
+            // Slots of this thread's span, freed by the threads below in their
+            // key destructors while this thread still owns the span.
+            let mut batch = Batch::with_capacity(4 * 2 * THREADS);
+            let mut threads = Vec::new();
+            for key in [keys.early, keys.late] {
+                for has_heap in [false, true] {
+                    for _ in 0..THREADS {
+                        let slot = Handed(Box::into_raw(batch.alloc([7; 4])));
+                        let child = thread::spawn(move || {
+                            let slot = slot;
+                            if has_heap {
+                                let mut own = Batch::<Slot>::new();
+                                drop(own.alloc([1; 4]));
+                            }
+                            // SAFETY: a key of this process; the destructor
+                            // frees the box.
+                            let set = unsafe { libc::pthread_setspecific(key, slot.0.cast()) };
+                            assert_eq!(set, 0, "pthread_setspecific");
+                        });
+                        threads.push(child.into_pthread_t());
+                    }
                 }
             }
-        }
-        drop(batch);
-        threads.into_iter().for_each(join);
+            drop(batch);
+            threads.into_iter().for_each(join);
+        });
+        trim();
+        assert_back_at(&before, &stats());
     });
-    trim();
-    assert_back_at(&before, &stats());
 }
 
 /// A box handed to another thread as a raw pointer, for its key's value.
@@ -160,13 +160,21 @@ fn make_key(destructor: unsafe extern "C" fn(*mut c_void)) -> libc::pthread_key_
     key
 }
 
-/// The serial lock for a test, the early key made first: each test takes
-/// this before it makes a heap, so the first one to run makes the key
-/// before the runtime makes anything of its own.
-fn setup() -> Serial {
-    let serial = serial(Capture::All);
+/// Makes the early key, if the constructor below has not: before any heap
+/// of the test's own.
+fn setup() {
     EARLY.get_or_init(|| make_key(free_then_scope));
-    serial
+}
+
+/// The early key is made before `main`, so before the runtime makes its own
+/// key with the first heap of this binary, whichever of the binary's tests
+/// runs first and makes it.
+#[used]
+#[link_section = ".init_array"]
+static MAKE_THE_EARLY_KEY: extern "C" fn() = make_the_early_key;
+
+extern "C" fn make_the_early_key() {
+    setup();
 }
 
 /// The two keys; the late one made once a heap exists.

@@ -17,7 +17,8 @@
 //! makes a fresh allocation for the reuse and reports nothing. Any
 //! allocator written in Rust that reuses a freed block at once meets the
 //! same report, so the last two tests, which show it, are ignored under
-//! Miri; `cargo miri test --test protectors -- --ignored` shows the report.
+//! Miri; `cargo miri test --test installed -- protectors --ignored` shows the
+//! report.
 
 // Vectors of boxes are what the tests free.
 #![allow(clippy::vec_box)]
@@ -27,10 +28,9 @@ use std::sync::mpsc::channel;
 use std::thread;
 
 use batch_alloc_rt::limits::FRAME_SIZE;
-use batch_alloc_rt::{Batch, BatchAlloc};
+use batch_alloc_rt::Batch;
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::serially;
 
 type Slot = [u64; 4];
 
@@ -104,27 +104,29 @@ impl Drop for Dropped {
 /// still inside the vector's drop.
 #[test]
 fn a_slot_sent_from_inside_a_drop_is_reused_before_the_drop_returns() {
-    static HANDOVER: Handover = Handover::new();
-    thread::spawn(|| {
-        let mut batch = Batch::with_capacity(CHAIN);
-        let mut dropped: Vec<Dropped> = (0..CHAIN)
-            .map(|i| Dropped::Box(batch.alloc([i as u64; 4])))
-            .collect();
-        drop(batch);
-        let Some(Dropped::Box(last)) = dropped.last() else {
-            unreachable!()
-        };
-        let last = addr(last);
-        dropped.push(Dropped::Wait(&HANDOVER, last));
-        let (to_freer, inbox) = channel();
-        let freer = thread::spawn(move || drop(inbox.recv().unwrap()));
-        to_freer.send(dropped).unwrap();
-        let reused = HANDOVER.reuse();
-        freer.join().unwrap();
-        assert!(reused, "the owner reused the slot freed last");
-    })
-    .join()
-    .unwrap();
+    serially(|| {
+        static HANDOVER: Handover = Handover::new();
+        thread::spawn(|| {
+            let mut batch = Batch::with_capacity(CHAIN);
+            let mut dropped: Vec<Dropped> = (0..CHAIN)
+                .map(|i| Dropped::Box(batch.alloc([i as u64; 4])))
+                .collect();
+            drop(batch);
+            let Some(Dropped::Box(last)) = dropped.last() else {
+                unreachable!()
+            };
+            let last = addr(last);
+            dropped.push(Dropped::Wait(&HANDOVER, last));
+            let (to_freer, inbox) = channel();
+            let freer = thread::spawn(move || drop(inbox.recv().unwrap()));
+            to_freer.send(dropped).unwrap();
+            let reused = HANDOVER.reuse();
+            freer.join().unwrap();
+            assert!(reused, "the owner reused the slot freed last");
+        })
+        .join()
+        .unwrap();
+    });
 }
 
 /// As above, but the box is freed by a function that took it by value and
@@ -132,28 +134,31 @@ fn a_slot_sent_from_inside_a_drop_is_reused_before_the_drop_returns() {
 #[test]
 #[cfg_attr(miri, ignore = "Miri reports the reuse of a protected box's slot")]
 fn a_slot_sent_from_a_function_holding_its_box_is_reused_meanwhile() {
-    static HANDOVER: Handover = Handover::new();
+    serially(|| {
+        static HANDOVER: Handover = Handover::new();
 
-    #[inline(never)]
-    fn free_and_wait(b: Box<Slot>, rest: Vec<Box<Slot>>) {
-        let at = addr(&b);
-        drop(rest);
-        drop(b);
-        HANDOVER.freed_then_wait(at);
-    }
+        #[inline(never)]
+        fn free_and_wait(b: Box<Slot>, rest: Vec<Box<Slot>>) {
+            let at = addr(&b);
+            drop(rest);
+            drop(b);
+            HANDOVER.freed_then_wait(at);
+        }
 
-    thread::spawn(|| {
-        let mut batch = Batch::with_capacity(CHAIN);
-        let mut boxes: Vec<Box<Slot>> = (0..CHAIN).map(|i| batch.alloc([i as u64; 4])).collect();
-        drop(batch);
-        let last = boxes.pop().unwrap();
-        let freer = thread::spawn(move || free_and_wait(last, boxes));
-        let reused = HANDOVER.reuse();
-        freer.join().unwrap();
-        assert!(reused, "the owner reused the slot freed last");
-    })
-    .join()
-    .unwrap();
+        thread::spawn(|| {
+            let mut batch = Batch::with_capacity(CHAIN);
+            let mut boxes: Vec<Box<Slot>> =
+                (0..CHAIN).map(|i| batch.alloc([i as u64; 4])).collect();
+            drop(batch);
+            let last = boxes.pop().unwrap();
+            let freer = thread::spawn(move || free_and_wait(last, boxes));
+            let reused = HANDOVER.reuse();
+            freer.join().unwrap();
+            assert!(reused, "the owner reused the slot freed last");
+        })
+        .join()
+        .unwrap();
+    });
 }
 
 /// The same on one thread, with no remote free: a function that took a
@@ -161,19 +166,21 @@ fn a_slot_sent_from_a_function_holding_its_box_is_reused_meanwhile() {
 #[test]
 #[cfg_attr(miri, ignore = "Miri reports the reuse of a protected box's slot")]
 fn a_slot_freed_by_a_function_holding_its_box_is_reused_meanwhile() {
-    #[inline(never)]
-    fn free_then_allocate(b: Box<Slot>) -> Box<Slot> {
-        let at = addr(&b);
-        drop(b);
-        let again = Batch::new().alloc([9; 4]);
-        assert_eq!(addr(&again), at, "the slot was reused");
-        again
-    }
+    serially(|| {
+        #[inline(never)]
+        fn free_then_allocate(b: Box<Slot>) -> Box<Slot> {
+            let at = addr(&b);
+            drop(b);
+            let again = Batch::new().alloc([9; 4]);
+            assert_eq!(addr(&again), at, "the slot was reused");
+            again
+        }
 
-    thread::spawn(|| {
-        let b = Batch::new().alloc([1; 4]);
-        assert_eq!(*free_then_allocate(b), [9; 4]);
-    })
-    .join()
-    .unwrap();
+        thread::spawn(|| {
+            let b = Batch::new().alloc([1; 4]);
+            assert_eq!(*free_then_allocate(b), [9; 4]);
+        })
+        .join()
+        .unwrap();
+    });
 }

@@ -1,0 +1,41 @@
+//! The runtime's tests with `BatchAlloc<System>` as the global allocator,
+//! in one binary: one module per subject, named as the file it was
+//! (`cargo test -p batch-alloc-rt --test installed -- stress` runs the
+//! stress test alone).
+//!
+//! Nearly every test here counts slots and spans in the process-wide
+//! `stats()`, reads the process's memory, or moves them, so every test runs
+//! through the binary's one serial lock ([`common::serially`] or
+//! [`common::with_capture`]): one at a time, each on a thread of its own.
+//! The tests whose expected outcome is an abort (`double_free`, `hardened`)
+//! re-run this binary with one test selected, in a child process.
+//!
+//! The runtime's other test binaries are apart for a reason each states:
+//! `scopes` (an inner allocator that counts what it serves), `not_installed`
+//! (no `BatchAlloc` at all), `fork` (forks the process), `no_panic` (a
+//! link-time proof in a build of its own) and `layers` (reads the sources).
+
+// Vectors of boxes are what the allocator is for.
+#![allow(clippy::vec_box)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cleanup;
+mod double_free;
+mod hardened;
+mod outbox;
+mod properties;
+mod protectors;
+mod realloc_in_place;
+mod rss_returns;
+mod small_boxes;
+mod stress;
+mod tiny_loops;
+mod trim;
+mod unbatched;
+
+use batch_alloc_rt::BatchAlloc;
+
+#[global_allocator]
+static GLOBAL: BatchAlloc = BatchAlloc::system();

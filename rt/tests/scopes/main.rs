@@ -1,0 +1,26 @@
+//! Batch scopes and capture, in one binary of their own because the global
+//! allocator here is `BatchAlloc<Counting>`: its inner allocator counts the
+//! blocks it serves on each thread, so each test can tell an allocation a
+//! scope served from one it passed through. One module per subject, named
+//! as the file it was: `cargo test -p batch-alloc-rt --test scopes --
+//! capture::` runs the capture tests alone (CI runs those under Miri with
+//! both borrow models).
+//!
+//! Every test reads the process-wide statistics and sets the process-wide
+//! capture setting, so each runs through the binary's one serial lock
+//! ([`common::with_capture`]): one at a time, each on a thread of its own.
+
+// Vectors of boxes are what annotated loops make.
+#![allow(clippy::vec_box)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod capture;
+mod scopes;
+
+use batch_alloc_rt::BatchAlloc;
+use common::Counting;
+
+#[global_allocator]
+static GLOBAL: BatchAlloc<Counting> = BatchAlloc::new(Counting);

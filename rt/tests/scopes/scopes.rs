@@ -1,0 +1,658 @@
+//! Batch scopes, driven as `#[batch_alloc]`'s expansion drives them: a
+//! `Scope` guard declared outside a loop and entered, before the loop (as
+//! the expansion does) or at the start of every iteration (as it did at
+//! first; the guard takes the scope at its first `enter` either way). The
+//! outermost running loop opens this thread's scope, loops inside it join,
+//! and the scope closes when the opener's loop ends, by any exit. A scope serves only its own thread; `Capture` decides whether it
+//! serves every allocation or only the typed `boxed` sites; types the
+//! runtime does not batch take the inner allocator.
+//!
+//! The inner allocator counts the blocks it serves on each thread, so each
+//! test can tell an allocation a scope served from one it passed through.
+
+// Vectors of boxes are what annotated loops make.
+#![allow(clippy::vec_box)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use batch_alloc_rt::limits::MAX_SMALL_SIZE;
+use batch_alloc_rt::{boxed, is_active, scope_on_this_thread, set_capture, stats, Capture, Scope};
+
+use crate::common::{
+    assert_back_at, in_scope, inner_calls_in, live_since, on_fresh_thread, quietly, scoped_since,
+    with_capture,
+};
+
+/// An open scope that captures, as the default setting opens it.
+const CAPTURING: Option<bool> = Some(true);
+
+/// A value of a batched class (32 bytes) that says where it came from.
+#[derive(Debug, PartialEq)]
+struct Record([u64; 4]);
+
+fn record(i: u64) -> Record {
+    Record([i, !i, i.rotate_left(7), i ^ 0x5A5A])
+}
+
+/// Asserts that no scope is open and that an allocation here goes to the
+/// inner allocator.
+fn assert_closed() {
+    assert_eq!(scope_on_this_thread(), None, "a scope is still open");
+    let (b, inner) = inner_calls_in(|| Box::new(record(1)));
+    assert_eq!(inner, 1, "a box made with no scope open was captured");
+    drop(b);
+}
+
+/// Asserts that a capturing scope is open and serves an allocation here.
+fn assert_capturing() {
+    assert_eq!(scope_on_this_thread(), CAPTURING);
+    let (b, inner) = inner_calls_in(|| Box::new(record(2)));
+    assert_eq!(inner, 0, "a capturing scope did not serve a box");
+    drop(b);
+}
+
+#[test]
+fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
+    with_capture(Capture::All, || {
+        assert!(is_active());
+        on_fresh_thread(|| {
+            let before = stats();
+            assert_closed();
+            let mut kept = Vec::with_capacity(100);
+            let mut scope = Scope::new();
+            assert_eq!(scope_on_this_thread(), None, "a guard alone opens nothing");
+            let ((), inner) = inner_calls_in(|| {
+                for i in 0..100 {
+                    scope.enter();
+                    assert_eq!(scope_on_this_thread(), CAPTURING);
+                    kept.push(Box::new(record(i)));
+                }
+            });
+            assert_eq!(inner, 0, "every box of the loop came from the scope");
+            assert_eq!(
+                scope_on_this_thread(),
+                CAPTURING,
+                "open until the guard drops"
+            );
+            drop(scope);
+            assert_closed();
+            assert_eq!(scoped_since(&before), 100);
+            assert_eq!(live_since(&before), 100);
+            for (i, b) in kept.iter().enumerate() {
+                assert_eq!(**b, record(i as u64));
+                assert_eq!((&raw const **b).addr() % align_of::<Record>(), 0);
+            }
+            drop(kept);
+            assert_eq!(live_since(&before), 0, "every captured slot freed");
+        });
+    });
+}
+
+#[test]
+fn a_loop_that_never_enters_its_guard_opens_nothing() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            let before = stats();
+            let mut scope = Scope::new();
+            for _ in std::iter::empty::<u8>() {
+                scope.enter();
+            }
+            let mut left = [1u8, 2, 3].into_iter().filter(|_| false).count();
+            while left > 0 {
+                scope.enter();
+                left -= 1;
+            }
+            assert_closed();
+            drop(scope);
+            assert_closed();
+            // Nor does it close a scope opened around it.
+            in_scope(|| {
+                let idle = Scope::new();
+                drop(idle);
+                assert_capturing();
+            });
+            assert_closed();
+            assert_eq!(scoped_since(&before), 1, "the one box of assert_capturing");
+        });
+    });
+}
+
+#[test]
+fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            // The expansion's shape: entered once, before the loop, whatever
+            // the loop's length; entering again changes nothing.
+            for n in [0, 1, 10] {
+                let mut scope = Scope::new();
+                scope.enter();
+                assert_capturing();
+                for _ in 0..n {
+                    assert_capturing();
+                    scope.enter();
+                }
+                assert_capturing();
+                drop(scope);
+                assert_closed();
+            }
+        });
+    });
+}
+
+// ---- every exit closes the scope ----
+
+/// A loop that returns from its function on the third iteration.
+fn returns_early(n: u64) -> Option<Box<Record>> {
+    let mut scope = Scope::new();
+    for i in 0..n {
+        scope.enter();
+        let b = Box::new(record(i));
+        if i == 2 {
+            return Some(b);
+        }
+    }
+    None
+}
+
+/// A loop that leaves its function by `?` on the first bad line.
+fn parses(lines: &[&str]) -> Result<Vec<u64>, std::num::ParseIntError> {
+    let mut out = Vec::new();
+    let mut scope = Scope::new();
+    for line in lines {
+        scope.enter();
+        out.push(line.trim().parse::<u64>()?);
+    }
+    Ok(out)
+}
+
+/// A labelled nest left by `break` from the inner loop.
+fn breaks_out(limit: u64) -> Vec<Box<Record>> {
+    let mut out = Vec::new();
+    let mut scope = Scope::new();
+    'outer: for i in 0.. {
+        scope.enter();
+        for j in 0..3 {
+            if i * 3 + j == limit {
+                break 'outer;
+            }
+            out.push(Box::new(record(i * 3 + j)));
+        }
+    }
+    out
+}
+
+/// A loop whose fourth iteration panics.
+fn panics_midway(kept: &mut Vec<Box<Record>>) {
+    let mut scope = Scope::new();
+    for i in 0..10 {
+        scope.enter();
+        kept.push(Box::new(record(i)));
+        if i == 3 {
+            panic!("iteration {i} fails");
+        }
+    }
+}
+
+#[test]
+fn every_exit_of_the_opening_loop_closes_the_scope() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            let before = stats();
+            // Normal end, with zero, one and many iterations.
+            for n in [0, 1, 2] {
+                assert_eq!(returns_early(n), None);
+                assert_closed();
+            }
+            // `return` from inside the loop.
+            assert_eq!(returns_early(10).as_deref(), Some(&record(2)));
+            assert_closed();
+            // `?` on the second line, and a clean run.
+            assert!(parses(&["1", "x", "3"]).is_err());
+            assert_closed();
+            assert_eq!(parses(&["1", " 2", "3 "]).unwrap(), [1, 2, 3]);
+            assert_closed();
+            // `break` out of a labelled nest.
+            let broken = breaks_out(7);
+            assert_eq!(broken.len(), 7);
+            assert_closed();
+            // A panic, caught further up the stack (its payload, captured,
+            // dropped with the result).
+            let mut kept = Vec::new();
+            quietly(|| {
+                assert!(catch_unwind(AssertUnwindSafe(|| panics_midway(&mut kept))).is_err())
+            });
+            assert_closed();
+            assert_eq!(
+                kept.len(),
+                4,
+                "what the loop made before the panic is intact"
+            );
+            for (i, b) in kept.iter().enumerate() {
+                assert_eq!(**b, record(i as u64));
+            }
+            drop((broken, kept));
+            assert_eq!(live_since(&before), 0, "every captured slot freed");
+        });
+    });
+}
+
+#[test]
+fn early_exits_of_a_joined_loop_leave_the_outer_scope_open() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            in_scope(|| {
+                assert!(returns_early(10).is_some());
+                assert_capturing();
+                assert!(parses(&["x"]).is_err());
+                assert_capturing();
+                drop(breaks_out(4));
+                assert_capturing();
+                quietly(|| {
+                    assert!(
+                        catch_unwind(AssertUnwindSafe(|| panics_midway(&mut Vec::new()))).is_err()
+                    )
+                });
+                assert_capturing();
+            });
+            assert_closed();
+        });
+    });
+}
+
+// ---- nesting and recursion ----
+
+#[test]
+fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            let before = stats();
+            let mut kept = Vec::with_capacity(64);
+            let mut outer = Scope::new();
+            for i in 0..4 {
+                outer.enter();
+                let mut inner = Scope::new();
+                for j in 0..4 {
+                    inner.enter();
+                    kept.push(Box::new(record(i * 4 + j)));
+                    let mut innermost = Scope::new();
+                    for _ in 0..2 {
+                        innermost.enter();
+                        assert_eq!(scope_on_this_thread(), CAPTURING);
+                    }
+                    drop(innermost);
+                    assert_eq!(
+                        scope_on_this_thread(),
+                        CAPTURING,
+                        "innermost drop closed it"
+                    );
+                }
+                drop(inner);
+                assert_capturing();
+            }
+            drop(outer);
+            assert_closed();
+            assert_eq!(
+                scoped_since(&before),
+                16 + 4,
+                "16 boxes, 4 from assert_capturing"
+            );
+            drop(kept);
+            assert_eq!(live_since(&before), 0);
+        });
+    });
+}
+
+/// A recursive descent whose every call runs a loop under a guard of its
+/// own, as an annotated recursive function does; each level boxes one
+/// record through `boxed` and checks the scope the whole way down and up.
+fn descend(depth: u64, out: &mut Vec<Box<Record>>) {
+    let mut scope = Scope::new();
+    for _ in 0..1 {
+        scope.enter();
+        assert!(scope_on_this_thread().is_some(), "depth {depth}: no scope");
+        out.push(boxed(record(depth)));
+        if depth > 0 {
+            descend(depth - 1, out);
+            assert!(
+                scope_on_this_thread().is_some(),
+                "depth {depth}: a deeper call closed the scope"
+            );
+        }
+    }
+}
+
+#[test]
+fn recursion_opens_one_scope_and_every_deeper_call_joins_it() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            const DEPTH: u64 = if cfg!(miri) { 20 } else { 200 };
+            let before = stats();
+            // Allocated outside the scope: the only allocations inside are the
+            // records, one per level.
+            let mut out = Vec::with_capacity(DEPTH as usize + 1);
+            let ((), inner) = inner_calls_in(|| descend(DEPTH, &mut out));
+            assert_eq!(inner, 0, "a level was not served by the scope");
+            assert_closed();
+            assert_eq!(scoped_since(&before), DEPTH + 1, "one per level");
+            for (i, b) in out.iter().enumerate() {
+                assert_eq!(**b, record(DEPTH - i as u64));
+            }
+            drop(out);
+            assert_eq!(live_since(&before), 0);
+        });
+    });
+}
+
+// ---- async: suspend and resume ----
+
+#[test]
+fn suspend_closes_what_the_guard_opened_and_resume_reopens() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            let mut scope = Scope::new();
+            scope.enter();
+            assert_capturing();
+            scope.suspend();
+            // Nothing of the scope is held while suspended.
+            assert_closed();
+            scope.suspend();
+            assert_closed();
+            scope.resume();
+            assert_capturing();
+            scope.enter();
+            assert_capturing();
+            drop(scope);
+            assert_closed();
+            // A suspended guard's drop puts back nothing.
+            let mut suspended = Scope::new();
+            suspended.enter();
+            suspended.suspend();
+            in_scope(|| {
+                drop(suspended);
+                assert_capturing();
+            });
+            assert_closed();
+        });
+    });
+}
+
+#[test]
+fn suspending_a_joined_guard_leaves_the_opener_s_scope_open() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            in_scope(|| {
+                let mut joined = Scope::new();
+                joined.enter();
+                joined.suspend();
+                assert_capturing();
+                joined.resume();
+                assert_capturing();
+                drop(joined);
+                assert_capturing();
+            });
+            assert_closed();
+        });
+    });
+}
+
+#[test]
+fn a_suspended_guard_resumes_on_whichever_thread_runs_it_next() {
+    with_capture(Capture::All, || {
+        // An async loop's guard moves with its future: suspended on one
+        // thread, resumed on another.
+        let mut scope = on_fresh_thread(|| {
+            let mut scope = Scope::new();
+            scope.enter();
+            assert_capturing();
+            scope.suspend();
+            assert_closed();
+            scope
+        });
+        on_fresh_thread(move || {
+            assert_closed();
+            scope.resume();
+            assert_capturing();
+            scope.suspend();
+            assert_closed();
+            scope.resume();
+            drop(scope);
+            assert_closed();
+        });
+    });
+}
+
+// ---- a scope is a property of its thread ----
+
+#[test]
+fn a_scope_never_serves_another_thread() {
+    with_capture(Capture::All, || {
+        const N: usize = if cfg!(miri) { 20 } else { 2_000 };
+        let before = stats();
+        let open = Arc::new(Barrier::new(2));
+        let done = Arc::new(Barrier::new(2));
+        let (open2, done2) = (open.clone(), done.clone());
+        // The other thread allocates only while the scope is open here.
+        let other = thread::spawn(move || {
+            open2.wait();
+            assert_eq!(
+                scope_on_this_thread(),
+                None,
+                "the scope leaked to this thread"
+            );
+            let (made, inner) = inner_calls_in(|| {
+                (0..N)
+                    .map(|i| (Box::new(record(i as u64)), vec![i as u8; 24]))
+                    .collect::<Vec<_>>()
+            });
+            // One block per box, per buffer, and the vector's own.
+            assert_eq!(
+                inner as usize,
+                2 * N + 1,
+                "another thread's scope served this one"
+            );
+            done2.wait();
+            made
+        });
+        let mine = on_fresh_thread(move || {
+            in_scope(|| {
+                open.wait();
+                let (mine, inner) = inner_calls_in(|| {
+                    (0..N)
+                        .map(|i| Box::new(record(i as u64)))
+                        .collect::<Vec<_>>()
+                });
+                assert_eq!(inner, u64::from(size_of::<usize>() * N > MAX_SMALL_SIZE));
+                done.wait();
+                mine
+            })
+        });
+        let theirs = other.join().unwrap();
+        let mine_vec_captured = size_of::<usize>() * N <= MAX_SMALL_SIZE;
+        assert_eq!(
+            scoped_since(&before),
+            N as u64 + u64::from(mine_vec_captured),
+            "only the scope's own thread's allocations are counted"
+        );
+        for (i, (b, bytes)) in theirs.iter().enumerate() {
+            assert_eq!(**b, record(i as u64));
+            assert_eq!(*bytes, [i as u8; 24]);
+        }
+        drop((mine, theirs));
+        assert_eq!(live_since(&before), 0);
+    });
+}
+
+#[test]
+fn a_thread_spawned_inside_a_scope_starts_with_none() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            in_scope(|| {
+                let handle = thread::spawn(|| {
+                    assert_closed();
+                    // It may open its own.
+                    in_scope(assert_capturing);
+                    assert_closed();
+                });
+                handle.join().unwrap();
+                assert_capturing();
+            });
+        });
+    });
+}
+
+// ---- what a scope captures ----
+
+#[test]
+fn capture_boxes_serves_typed_boxes_only_and_capture_all_serves_everything() {
+    with_capture(Capture::Boxes, || {
+        on_fresh_thread(|| {
+            let before = stats();
+            in_scope(|| {
+                assert_eq!(scope_on_this_thread(), Some(false));
+                let (typed, inner) = inner_calls_in(|| boxed(record(1)));
+                assert_eq!(inner, 0, "a typed box is served by any scope");
+                let (plain, inner) =
+                    inner_calls_in(|| (Box::new(record(2)), String::from("plain")));
+                assert_eq!(
+                    inner, 2,
+                    "a scope that captures boxes only took a plain allocation"
+                );
+                assert_eq!((*typed, *plain.0), (record(1), record(2)));
+            });
+            assert_eq!(scoped_since(&before), 1);
+        });
+        set_capture(Capture::All);
+        on_fresh_thread(|| {
+            let before = stats();
+            in_scope(|| {
+                assert_eq!(scope_on_this_thread(), CAPTURING);
+                let (both, inner) = inner_calls_in(|| {
+                    (boxed(record(1)), Box::new(record(2)), String::from("plain"))
+                });
+                assert_eq!(inner, 0, "a capturing scope passed an allocation through");
+                assert_eq!(both.2, "plain");
+            });
+            assert_eq!(scoped_since(&before), 3);
+        });
+    });
+}
+
+#[test]
+fn the_setting_applies_to_scopes_opened_after_it() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            in_scope(|| {
+                set_capture(Capture::Boxes);
+                // The open scope keeps what it was opened with...
+                assert_capturing();
+                // ...and a loop that joins it too.
+                in_scope(assert_capturing);
+            });
+            // The next one opens as set.
+            in_scope(|| assert_eq!(scope_on_this_thread(), Some(false)));
+        });
+    });
+}
+
+#[test]
+fn boxed_without_a_scope_is_box_new_and_with_one_a_slot() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            let before = stats();
+            let (plain, inner) = inner_calls_in(|| boxed(record(7)));
+            assert_eq!(inner, 1);
+            assert_eq!(scoped_since(&before), 0);
+            let served = in_scope(|| {
+                let (b, inner) = inner_calls_in(|| boxed(record(8)));
+                assert_eq!(inner, 0);
+                b
+            });
+            assert_eq!(scoped_since(&before), 1);
+            // Both are real boxes: moved, unsized, round-tripped, freed anywhere.
+            let as_debug: Box<dyn std::fmt::Debug + Send> = served;
+            assert_eq!(format!("{as_debug:?}"), format!("{:?}", record(8)));
+            // SAFETY: `into_raw` gives the box's pointer back to `from_raw`
+            // once.
+            let plain = unsafe { Box::from_raw(Box::into_raw(plain)) };
+            assert_eq!(*plain, record(7));
+            thread::spawn(move || drop((plain, as_debug)))
+                .join()
+                .unwrap();
+            assert_eq!(live_since(&before), 0);
+        });
+    });
+}
+
+/// Past the largest alignment a class can have.
+#[repr(align(16384))]
+#[derive(Debug, PartialEq)]
+struct PastAPage(u64);
+
+#[test]
+fn types_the_runtime_does_not_batch_take_the_inner_allocator() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            let before = stats();
+            in_scope(|| {
+                // Zero-sized: no allocation at all.
+                let (units, inner) =
+                    inner_calls_in(|| (boxed(()), Box::new(()), Box::new([0u64; 0])));
+                assert_eq!(inner, 0);
+                // Aligned past a page.
+                let (aligned, inner) =
+                    inner_calls_in(|| (boxed(PastAPage(1)), Box::new(PastAPage(2))));
+                assert_eq!(inner, 2);
+                for p in [&aligned.0, &aligned.1] {
+                    assert_eq!((&raw const **p).addr() % align_of::<PastAPage>(), 0);
+                }
+                assert_eq!((aligned.0 .0, aligned.1 .0), (1, 2));
+                // Larger than the largest class.
+                let (large, inner) = inner_calls_in(|| {
+                    (
+                        boxed([3u8; MAX_SMALL_SIZE + 1]),
+                        Box::new([4u8; MAX_SMALL_SIZE + 1]),
+                        vec![5u8; MAX_SMALL_SIZE + 1],
+                    )
+                });
+                assert_eq!(inner, 3);
+                assert!(large.0.iter().all(|&b| b == 3) && large.1.iter().all(|&b| b == 4));
+                // The largest class itself is served.
+                let (largest, inner) = inner_calls_in(|| boxed([6u8; MAX_SMALL_SIZE]));
+                assert_eq!(inner, 0);
+                assert!(largest.iter().all(|&b| b == 6));
+                drop((units, aligned, large, largest));
+            });
+            assert_eq!(scoped_since(&before), 1, "only the largest class's box");
+            assert_eq!(live_since(&before), 0);
+        });
+    });
+}
+
+#[test]
+fn captured_slots_come_back_and_spans_go_when_the_thread_exits() {
+    with_capture(Capture::All, || {
+        const N: u64 = if cfg!(miri) { 40 } else { 5_000 };
+        let before = stats();
+        let kept = on_fresh_thread(|| {
+            let mut kept = Vec::with_capacity(N as usize);
+            in_scope(|| {
+                for i in 0..N {
+                    let b = Box::new(record(i));
+                    // Every other one outlives the thread.
+                    if i % 2 == 0 {
+                        kept.push(b);
+                    }
+                }
+            });
+            kept
+        });
+        assert_eq!(live_since(&before), N.div_ceil(2) as i64);
+        for (i, b) in kept.iter().enumerate() {
+            assert_eq!(**b, record(2 * i as u64));
+        }
+        drop(kept);
+        assert_back_at(&before, &stats());
+    });
+}
