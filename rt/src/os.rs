@@ -46,6 +46,21 @@ mod imp {
         unsafe { libc::mprotect(start.cast(), len, libc::PROT_READ | libc::PROT_WRITE) == 0 }
     }
 
+    /// Asks for `[start, start + len)` to be backed by transparent huge
+    /// pages where the system allows them (`madvise` mode, the common
+    /// default, grants them only to ranges that ask). A hint: failure
+    /// changes nothing but speed.
+    ///
+    /// # Safety
+    /// - The range lies inside one range returned by [`reserve`].
+    pub unsafe fn advise_huge_pages(start: *mut u8, len: usize) {
+        // SAFETY: by the caller's contract the range is ours; the advice
+        // changes how pages are backed, never their contents.
+        unsafe {
+            libc::madvise(start.cast(), len, libc::MADV_HUGEPAGE);
+        }
+    }
+
     /// Returns the memory of `[start, start + len)` to the OS. The range stays
     /// usable and reads as zero afterwards.
     ///
@@ -133,6 +148,10 @@ mod imp {
     }
 
     /// # Safety
+    /// - The range lies inside one range returned by [`reserve`].
+    pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
+
+    /// # Safety
     /// - The range holds nothing anyone will read again.
     pub unsafe fn decommit(_start: *mut u8, _len: usize) {}
 
@@ -176,6 +195,10 @@ mod imp {
     pub unsafe fn commit(_start: *mut u8, _len: usize) -> bool {
         false
     }
+
+    /// # Safety
+    /// - Never called: [`reserve`] never succeeds here.
+    pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 
     /// # Safety
     /// - Never called: [`reserve`] never succeeds here.
@@ -260,7 +283,7 @@ mod posix {
     }
 }
 
-pub(crate) use imp::{at_exit, at_fork, commit, decommit, now_millis, reserve};
+pub(crate) use imp::{advise_huge_pages, at_exit, at_fork, commit, decommit, now_millis, reserve};
 pub(crate) use posix::{arm_thread_exit, process_id, thread_exit_key};
 
 // Under loom, waits yield to the model checker instead.

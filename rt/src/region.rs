@@ -191,16 +191,36 @@ fn init_slow() -> bool {
     ready
 }
 
+/// What the reservation is aligned to: a transparent huge page (2 MiB on
+/// x86-64 and most of aarch64), so that the frames, which start a whole
+/// number of huge pages in, can be backed by huge pages; a frame under Miri.
+#[cfg(not(miri))]
+const REGION_ALIGN: usize = if FRAME_SIZE > HUGE_PAGE {
+    FRAME_SIZE
+} else {
+    HUGE_PAGE
+};
+#[cfg(miri)]
+const REGION_ALIGN: usize = FRAME_SIZE;
+#[cfg(not(miri))]
+const HUGE_PAGE: usize = 2 << 20;
+const _: () = assert!(META_BYTES % REGION_ALIGN == 0 && REGION_ALIGN % FRAME_SIZE == 0);
+
 /// Reserves the metadata array and the frames in one range aligned to a
-/// frame. All or nothing: the ownership check compares against the full
-/// length.
+/// huge page, and asks for huge pages over all of it, as mimalloc does for
+/// its arenas: memory a program touches for the first time then faults in
+/// a huge page at a time rather than a page at a time (docs/runtime.md has
+/// the figures). All or nothing: the ownership check compares against the
+/// full length.
 fn reserve_region() -> bool {
-    let Some(start) = os::reserve(META_BYTES + REGION_BYTES + FRAME_SIZE) else {
+    let Some(start) = os::reserve(META_BYTES + REGION_BYTES + REGION_ALIGN) else {
         return false;
     };
     let start = start.as_ptr();
-    let misalign = start.addr() & (FRAME_SIZE - 1);
-    let aligned = start.wrapping_add((FRAME_SIZE - misalign) & (FRAME_SIZE - 1));
+    let misalign = start.addr() & (REGION_ALIGN - 1);
+    let aligned = start.wrapping_add((REGION_ALIGN - misalign) & (REGION_ALIGN - 1));
+    // SAFETY: the range lies inside the reservation just made.
+    unsafe { os::advise_huge_pages(aligned, META_BYTES + REGION_BYTES) };
     // Release: publishes the reservation to every thread that reads the base
     // with acquire (`ensure_ready`'s state load orders it too).
     FRAMES_BASE.store(aligned.wrapping_add(META_BYTES), Ordering::Release);
