@@ -3,13 +3,17 @@
 //! annotated one takes its boxes from batch-alloc, and a small run goes
 //! through.
 //!
-//! The example is compiled in as a module, with its `#[global_allocator]`.
+//! The example is compiled in as a module, with its `#[global_allocator]`,
+//! so this file is a test binary of its own: a binary has one global
+//! allocator, and each example declares it in the file that holds the
+//! code under test.
 //! The allocator's counters are process-wide, so every test that parses
 //! runs [`serially`].
 
 #[allow(dead_code)]
 #[path = "../examples/expr_parser.rs"]
 mod expr_parser;
+#[path = "../rt/tests/common/serial.rs"]
 mod serial;
 
 #[allow(dead_code)]

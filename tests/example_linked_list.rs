@@ -3,13 +3,17 @@
 //! dropped on the other thread all come back, and bad input is reported by
 //! line.
 //!
-//! The example is compiled in as a module, with its `#[global_allocator]`.
+//! The example is compiled in as a module, with its `#[global_allocator]`,
+//! so this file is a test binary of its own: a binary has one global
+//! allocator, and each example declares it in the file that holds the
+//! code under test.
 //! The allocator's counters are process-wide, so every test that reads
 //! edges runs [`serially`].
 
 #[allow(dead_code)]
 #[path = "../examples/linked_list.rs"]
 mod linked_list;
+#[path = "../rt/tests/common/serial.rs"]
 mod serial;
 
 #[allow(dead_code)]

@@ -5,11 +5,15 @@
 //! agree, the annotated one takes its boxes from batch-alloc, and a small
 //! run goes through.
 //!
-//! The example is compiled in as a module, with its `#[global_allocator]`.
+//! The example is compiled in as a module, with its `#[global_allocator]`,
+//! so this file is a test binary of its own: a binary has one global
+//! allocator, and each example declares it in the file that holds the
+//! code under test.
 //! The allocator's counters are process-wide, and every box the annotated
 //! front end makes counts, so every test that reads them or runs the front
 //! end runs [`serially`].
 
+#[path = "../rt/tests/common/serial.rs"]
 mod serial;
 #[allow(dead_code)]
 #[path = "../examples/stmt_parser.rs"]

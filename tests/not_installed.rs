@@ -4,7 +4,8 @@
 //! environment variable with a value the runtime does not understand, or a
 //! misspelled `BATCH_ALLOC_*` name, gets one line naming what is accepted.
 //!
-//! This binary installs no global allocator. Each case runs in a child
+//! This binary installs no global allocator, so it is a test binary of its
+//! own. Each case runs in a child
 //! process (this test binary again, running one test), so that it sees the
 //! environment and the once-per-process warnings afresh, and its stderr is
 //! read whole.

@@ -13,15 +13,22 @@
 //! `Box::new` does: `handle_alloc_error` prints "memory allocation of N
 //! bytes failed" and aborts. Those cases run in a child process: this test
 //! binary, re-run with one test selected and a role in the environment.
+//!
+//! A test binary of its own, apart from `tests/reliability/`, because its
+//! global allocator is another. The tests that count in `stats()` run
+//! through the one serial lock ([`serially`]); the others only start
+//! children.
 
+#[path = "reliability/common/mod.rs"]
 mod reliability_common;
+#[path = "../rt/tests/common/serial.rs"]
+mod serial;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
 use std::thread;
 
 use batch_alloc::{is_active, stats, Batch, BatchAlloc};
@@ -29,6 +36,7 @@ use reliability_common::{
     assert_back_at, assert_disjoint, box_range, check_words, child_role, describe, fill, run_child,
     slice_range,
 };
+use serial::serially;
 
 /// The system allocator, failing on armed threads once its budget is spent.
 struct FailAfter;
@@ -91,8 +99,6 @@ unsafe impl GlobalAlloc for FailAfter {
 #[global_allocator]
 static GLOBAL: BatchAlloc<FailAfter> = BatchAlloc::new(FailAfter);
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
 /// While alive, the inner allocator fails on this thread after `k` more
 /// calls.
 struct Failing;
@@ -119,78 +125,79 @@ fn plain_alloc_works(n: usize) -> bool {
 
 #[test]
 fn batches_keep_working_while_the_inner_allocator_fails() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    assert!(is_active());
-    let before = stats();
-    thread::spawn(move || {
-        // Everything that needs the inner allocator is made first: the
-        // vectors, and this thread's heap (at its first refill).
-        let mut small = Batch::with_capacity(1_000);
-        let mut smalls: Vec<Box<[u64; 8]>> = Vec::with_capacity(1_000);
-        let mut larges: Vec<Box<[u64; 32]>> = Vec::with_capacity(600);
-        smalls.push(small.alloc(fill(0)));
-        let grow_me: Box<[u64; 5]> = Batch::with_capacity(8).alloc(fill(7));
-        let raw = Box::into_raw(grow_me).cast::<u64>();
-        // SAFETY: from a `Box<[u64; 5]>` of the global allocator: 5
-        // initialised words, the layout of a `Vec<u64>` of capacity 5.
-        let mut grown = unsafe { Vec::from_raw_parts(raw, 5, 5) };
-        let failed_before = FAILED.load(Relaxed);
+    serially(|| {
+        assert!(is_active());
+        let before = stats();
+        thread::spawn(move || {
+            // Everything that needs the inner allocator is made first: the
+            // vectors, and this thread's heap (at its first refill).
+            let mut small = Batch::with_capacity(1_000);
+            let mut smalls: Vec<Box<[u64; 8]>> = Vec::with_capacity(1_000);
+            let mut larges: Vec<Box<[u64; 32]>> = Vec::with_capacity(600);
+            smalls.push(small.alloc(fill(0)));
+            let grow_me: Box<[u64; 5]> = Batch::with_capacity(8).alloc(fill(7));
+            let raw = Box::into_raw(grow_me).cast::<u64>();
+            // SAFETY: from a `Box<[u64; 5]>` of the global allocator: 5
+            // initialised words, the layout of a `Vec<u64>` of capacity 5.
+            let mut grown = unsafe { Vec::from_raw_parts(raw, 5, 5) };
+            let failed_before = FAILED.load(Relaxed);
 
-        let failing = Failing::after(0);
-        assert!(!plain_alloc_works(16), "the inner allocator fails");
-        // The reserved run keeps serving.
-        for id in 1..1_000 {
-            smalls.push(small.alloc(fill(id)));
-        }
-        // A new batch of another class refills from new spans: 600
-        // 256-byte boxes take three spans.
-        let mut large = Batch::with_capacity(600);
-        for id in 0..600 {
-            larges.push(large.alloc(fill(10_000 + id)));
-        }
-        drop((small, large));
-        // Slots are freed, and reused by a new batch, without the inner
-        // allocator.
-        for b in smalls.drain(500..) {
-            drop(b);
-        }
-        let mut again = Batch::with_capacity(500);
-        for id in 500..1_000 {
-            smalls.push(again.alloc(fill(id)));
-        }
-        drop(again);
-        // A slot grows in place within its 48-byte class...
-        grown.reserve_exact(1);
-        assert_eq!(grown.as_ptr(), raw);
-        grown.push(99);
-        // ... and growing it past the class fails cleanly, leaving it whole.
-        assert!(grown.try_reserve_exact(100).is_err());
-        assert_eq!(grown.as_ptr(), raw);
-        assert!(!plain_alloc_works(16), "still failing");
-        drop(failing);
+            let failing = Failing::after(0);
+            assert!(!plain_alloc_works(16), "the inner allocator fails");
+            // The reserved run keeps serving.
+            for id in 1..1_000 {
+                smalls.push(small.alloc(fill(id)));
+            }
+            // A new batch of another class refills from new spans: 600
+            // 256-byte boxes take three spans.
+            let mut large = Batch::with_capacity(600);
+            for id in 0..600 {
+                larges.push(large.alloc(fill(10_000 + id)));
+            }
+            drop((small, large));
+            // Slots are freed, and reused by a new batch, without the inner
+            // allocator.
+            for b in smalls.drain(500..) {
+                drop(b);
+            }
+            let mut again = Batch::with_capacity(500);
+            for id in 500..1_000 {
+                smalls.push(again.alloc(fill(id)));
+            }
+            drop(again);
+            // A slot grows in place within its 48-byte class...
+            grown.reserve_exact(1);
+            assert_eq!(grown.as_ptr(), raw);
+            grown.push(99);
+            // ... and growing it past the class fails cleanly, leaving it whole.
+            assert!(grown.try_reserve_exact(100).is_err());
+            assert_eq!(grown.as_ptr(), raw);
+            assert!(!plain_alloc_works(16), "still failing");
+            drop(failing);
 
-        assert!(FAILED.load(Relaxed) - failed_before >= 3);
-        assert!(plain_alloc_works(16), "healed");
-        for (id, b) in smalls.iter().enumerate() {
-            check_words(&b[..], id as u64);
-        }
-        for (id, b) in larges.iter().enumerate() {
-            check_words(&b[..], 10_000 + id as u64);
-        }
-        check_words(&grown[..5], 7);
-        assert_eq!(grown[5], 99);
-        grown.extend_from_slice(&[1; 100]);
-        // The most boxes live: none overlaps another, or the grown vector.
-        let mut ranges = vec![slice_range(&grown)];
-        ranges.extend(smalls.iter().map(box_range));
-        ranges.extend(larges.iter().map(box_range));
-        assert_disjoint(&mut ranges);
-        let now = stats();
-        assert!(now.batched_boxes - before.batched_boxes >= 2_100);
-    })
-    .join()
-    .unwrap();
-    assert_back_at(&before, &stats());
+            assert!(FAILED.load(Relaxed) - failed_before >= 3);
+            assert!(plain_alloc_works(16), "healed");
+            for (id, b) in smalls.iter().enumerate() {
+                check_words(&b[..], id as u64);
+            }
+            for (id, b) in larges.iter().enumerate() {
+                check_words(&b[..], 10_000 + id as u64);
+            }
+            check_words(&grown[..5], 7);
+            assert_eq!(grown[5], 99);
+            grown.extend_from_slice(&[1; 100]);
+            // The most boxes live: none overlaps another, or the grown vector.
+            let mut ranges = vec![slice_range(&grown)];
+            ranges.extend(smalls.iter().map(box_range));
+            ranges.extend(larges.iter().map(box_range));
+            assert_disjoint(&mut ranges);
+            let now = stats();
+            assert!(now.batched_boxes - before.batched_boxes >= 2_100);
+        })
+        .join()
+        .unwrap();
+        assert_back_at(&before, &stats());
+    });
 }
 
 /// The first allocations of a batch hinted at two or fewer, or not hinted,
@@ -198,32 +205,33 @@ fn batches_keep_working_while_the_inner_allocator_fails() {
 /// working while the inner allocator fails.
 #[test]
 fn a_tiny_loops_boxes_come_from_spans_while_the_inner_allocator_fails() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = stats();
-    thread::spawn(|| {
-        // This thread's heap, and the vector, made while allocation works.
-        let warm: Box<u64> = Batch::with_capacity(16).alloc(1);
-        drop(warm);
-        let mut kept: Vec<(Box<[u64; 5]>, u64)> = Vec::with_capacity(6);
-        let failing = Failing::after(0);
-        assert!(!plain_alloc_works(16), "the inner allocator fails");
-        for hint in 0..3 {
-            let mut batch = Batch::with_capacity(hint);
-            for k in 0..2 {
-                let id = (hint * 2 + k) as u64;
-                kept.push((batch.alloc(fill(id)), id));
+    serially(|| {
+        let before = stats();
+        thread::spawn(|| {
+            // This thread's heap, and the vector, made while allocation works.
+            let warm: Box<u64> = Batch::with_capacity(16).alloc(1);
+            drop(warm);
+            let mut kept: Vec<(Box<[u64; 5]>, u64)> = Vec::with_capacity(6);
+            let failing = Failing::after(0);
+            assert!(!plain_alloc_works(16), "the inner allocator fails");
+            for hint in 0..3 {
+                let mut batch = Batch::with_capacity(hint);
+                for k in 0..2 {
+                    let id = (hint * 2 + k) as u64;
+                    kept.push((batch.alloc(fill(id)), id));
+                }
             }
-        }
-        drop(failing);
-        for (object, id) in &kept {
-            check_words(&object[..], *id);
-        }
-        let mut ranges: Vec<_> = kept.iter().map(|(object, _)| box_range(object)).collect();
-        assert_disjoint(&mut ranges);
-    })
-    .join()
-    .unwrap();
-    assert_back_at(&before, &stats());
+            drop(failing);
+            for (object, id) in &kept {
+                check_words(&object[..], *id);
+            }
+            let mut ranges: Vec<_> = kept.iter().map(|(object, _)| box_range(object)).collect();
+            assert_disjoint(&mut ranges);
+        })
+        .join()
+        .unwrap();
+        assert_back_at(&before, &stats());
+    });
 }
 
 /// Writes `msg` to stderr without allocating (no formatting, no buffer),
@@ -352,55 +360,56 @@ mod capture_on {
     /// again.
     #[test]
     fn a_capturing_scope_keeps_serving_while_the_inner_allocator_fails() {
-        const N: u64 = 2_000;
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let before = capture_on();
-        thread::spawn(move || {
-            // Made while allocation works: the vector, and this thread's heap
-            // (a scope opened once).
-            let mut kept: Vec<(Captured, u64)> = Vec::with_capacity(N as usize);
-            let mut warm = Scope::new();
-            warm.enter();
-            drop(warm);
-            let failed_before = FAILED.load(Relaxed);
+        serially(|| {
+            const N: u64 = 2_000;
+            let before = capture_on();
+            thread::spawn(move || {
+                // Made while allocation works: the vector, and this thread's heap
+                // (a scope opened once).
+                let mut kept: Vec<(Captured, u64)> = Vec::with_capacity(N as usize);
+                let mut warm = Scope::new();
+                warm.enter();
+                drop(warm);
+                let failed_before = FAILED.load(Relaxed);
 
-            let failing = Failing::after(0);
-            assert!(!plain_alloc_works(16), "the inner allocator fails");
-            let mut grown: Vec<u8> = Vec::new();
-            let mut scope = Scope::new();
-            for id in 0..N {
-                scope.enter();
-                kept.push((Captured::make(id as usize, id), id));
-                grown.push(id as u8);
-            }
-            assert!(
-                plain_alloc_works(16),
-                "a capturing scope serves while the inner allocator fails"
-            );
-            // Past the largest class: the inner allocator's, which fails.
-            let at = grown.as_ptr();
-            assert!(grown.try_reserve_exact(MAX_SMALL_SIZE).is_err());
-            assert_eq!(grown.as_ptr(), at, "the vector stays where it was");
-            drop(scope);
-            assert!(
-                !plain_alloc_works(16),
-                "with the scope closed, allocation fails again"
-            );
-            drop(failing);
+                let failing = Failing::after(0);
+                assert!(!plain_alloc_works(16), "the inner allocator fails");
+                let mut grown: Vec<u8> = Vec::new();
+                let mut scope = Scope::new();
+                for id in 0..N {
+                    scope.enter();
+                    kept.push((Captured::make(id as usize, id), id));
+                    grown.push(id as u8);
+                }
+                assert!(
+                    plain_alloc_works(16),
+                    "a capturing scope serves while the inner allocator fails"
+                );
+                // Past the largest class: the inner allocator's, which fails.
+                let at = grown.as_ptr();
+                assert!(grown.try_reserve_exact(MAX_SMALL_SIZE).is_err());
+                assert_eq!(grown.as_ptr(), at, "the vector stays where it was");
+                drop(scope);
+                assert!(
+                    !plain_alloc_works(16),
+                    "with the scope closed, allocation fails again"
+                );
+                drop(failing);
 
-            assert!(FAILED.load(Relaxed) - failed_before >= 3);
-            assert!(plain_alloc_works(16), "healed");
-            assert!(grown.iter().enumerate().all(|(i, &b)| b == i as u8));
-            assert_live(&kept);
-            let mut ranges: Vec<_> = kept.iter().map(|(object, _)| object.range()).collect();
-            ranges.push(slice_range(&grown));
-            assert_disjoint(&mut ranges);
-        })
-        .join()
-        .unwrap();
-        let after = stats();
-        assert_captured(&before, &after, N);
-        assert_back_at(&before, &after);
+                assert!(FAILED.load(Relaxed) - failed_before >= 3);
+                assert!(plain_alloc_works(16), "healed");
+                assert!(grown.iter().enumerate().all(|(i, &b)| b == i as u8));
+                assert_live(&kept);
+                let mut ranges: Vec<_> = kept.iter().map(|(object, _)| object.range()).collect();
+                ranges.push(slice_range(&grown));
+                assert_disjoint(&mut ranges);
+            })
+            .join()
+            .unwrap();
+            let after = stats();
+            assert_captured(&before, &after, N);
+            assert_back_at(&before, &after);
+        });
     }
 
     /// In a capturing scope, with the inner allocator failing: a box of a class

@@ -2,10 +2,10 @@
 //! (an annotated function, an `async` body, a `scope()` call) counts how
 //! often it opened or joined one and every allocation its scopes served;
 //! each rewritten `Box::new` counts what happened there, and the table says
-//! why an allocation was plain. Without the feature, `report()` says how to
-//! turn it on.
-//!
-//! `cargo test --features report --test report` (CI runs it).
+//! why an allocation was plain; without the feature, `report()` says how.
+//! A test binary of its own: the report is the process's, of every site in
+//! the binary, and the table names these sites by line. CI runs it with
+//! the feature: `cargo test --features report --test report`.
 
 // Vectors of boxes are what the attribute is for.
 #![allow(clippy::vec_box)]

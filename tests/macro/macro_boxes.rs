@@ -1,6 +1,6 @@
 //! `#[batch_alloc(boxes)]` changes where boxes come from and nothing else.
 //!
-//! The catalogue of functions (`tests/macro_common`) is compiled twice from
+//! The catalogue of functions (`macro_common/`) is compiled twice from
 //! one source: as written in `plain`, and under `#[batch_alloc(boxes)]` in
 //! `batched`. Each test runs both, checks that they return (and log) the
 //! same things, and reads `stats().batched_boxes` to check which calls the
@@ -20,28 +20,14 @@
 //! The counters are process-wide, so the tests run one at a time, each on a
 //! thread of its own ([`serially`]).
 
-// The functions box the way the code the attribute is for does.
-#![allow(
-    clippy::vec_box,
-    clippy::box_collection,
-    clippy::type_complexity,
-    clippy::let_and_return,
-    clippy::while_let_on_iterator,
-    clippy::unnecessary_map_on_constructor,
-    clippy::vec_init_then_push
-)]
+#[path = "macro_common/scenarios.rs"]
+mod scenarios;
 
-#[macro_use]
-mod macro_common;
-mod serial;
+use batch_alloc::stats;
+use scenarios::Mode;
 
-use batch_alloc::{stats, BatchAlloc};
-use macro_common::pool::{self, Pool};
-use macro_common::scenarios::{self, Mode};
-use serial::serially;
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::macro_common::pool::{self, Pool};
+use crate::serial::serially;
 
 // `quiet`: some functions of the catalogue have nothing for boxes mode to
 // rewrite, on purpose.

@@ -11,11 +11,11 @@
 //! changing the input or the macro, regenerate the file and read its diff:
 //!
 //! ```text
-//! MACRO_EXPANDED=overwrite cargo test --test macro_expanded
+//! MACRO_EXPANDED=overwrite cargo test --test macro -- macro_expanded
 //! ```
-
-// `in_boxes_mode!` takes one token tree per step.
-#![recursion_limit = "512"]
+//!
+//! (`in_boxes_mode!` takes one token tree per step: the binary's
+//! `recursion_limit` is raised for it.)
 
 use std::path::Path;
 
@@ -385,7 +385,7 @@ fn example_matches_the_expansion() {
         panic!(
             "examples/macro-expanded.rs is out of date: normalized, it differs at line {}:\n\
              committed: {:?}\nexpected:  {:?}\n\
-             regenerate it with `MACRO_EXPANDED=overwrite cargo test --test macro_expanded` \
+             regenerate it with `MACRO_EXPANDED=overwrite cargo test --test macro -- macro_expanded` \
              and read the diff",
             line + 1,
             committed.lines().nth(line).unwrap_or(""),

@@ -1,7 +1,7 @@
 //! `#[batch_alloc]` (batch scopes) changes where allocations come from and
 //! nothing else.
 //!
-//! The catalogue of functions (`tests/macro_common`) is compiled twice from
+//! The catalogue of functions (`macro_common/`) is compiled twice from
 //! one source: as written in `plain`, and under `#[batch_alloc]` in
 //! `batched`. Each test runs both and checks that they return (and log) the
 //! same things. The counts are exact: with capture set to
@@ -25,33 +25,19 @@
 //! one at a time, each on a thread of its own ([`with_capture`]), and each
 //! puts the setting back.
 
-// The functions box the way the code the attribute is for does.
-#![allow(
-    clippy::vec_box,
-    clippy::box_collection,
-    clippy::type_complexity,
-    clippy::let_and_return,
-    clippy::while_let_on_iterator,
-    clippy::unnecessary_map_on_constructor,
-    clippy::vec_init_then_push
-)]
-
-#[macro_use]
-mod macro_common;
-mod serial;
+#[path = "macro_common/scenarios.rs"]
+mod scenarios;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::thread::{self, ThreadId};
 
 use batch_alloc::__private::scope_on_this_thread;
-use batch_alloc::{batch_alloc, stats, BatchAlloc, Capture};
-use macro_common::pool::{self, Pool};
-use macro_common::scenarios::{self, Mode};
-use macro_common::{unbox, YieldOnce};
-use serial::with_capture;
+use batch_alloc::{batch_alloc, stats, Capture};
+use scenarios::Mode;
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::macro_common::pool::{self, Pool};
+use crate::macro_common::{unbox, YieldOnce};
+use crate::serial::with_capture;
 
 catalogue!(#[batch_alloc::batch_alloc]);
 
@@ -221,7 +207,7 @@ fn capture_all_serves_everything_the_loop_allocates() {
         drop(served);
         assert_eq!(stats().live_slots, live);
         // The same unannotated code, called outside any scope.
-        let (boxed, count) = Scopes::counting(|| macro_common::unannotated_box(7));
+        let (boxed, count) = Scopes::counting(|| crate::macro_common::unannotated_box(7));
         assert_eq!((*boxed, count), (7, 0));
         assert_eq!(seen_in_loop(3), [Some(true); 5]);
     });

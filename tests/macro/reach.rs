@@ -11,18 +11,14 @@
 
 #![allow(clippy::vec_box, clippy::box_collection)]
 
-mod serial;
-
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use batch_alloc::__private::scope_on_this_thread;
-use batch_alloc::{batch_alloc, scope, stats, BatchAlloc, Capture};
+use batch_alloc::{batch_alloc, scope, stats, Capture};
 use serde::Deserialize;
-use serial::{served, with_capture};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::{served, with_capture};
 
 #[derive(Debug, PartialEq)]
 struct Record {

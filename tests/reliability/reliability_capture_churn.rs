@@ -19,21 +19,18 @@
 // Boxed fields are what the loop is written with.
 #![allow(clippy::vec_box)]
 
-mod reliability_common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use batch_alloc::{stats, BatchAlloc};
-use reliability_common::{
+use batch_alloc::{stats, Capture};
+
+use crate::common::{
     assert_back_at, assert_captured, capture_on, pattern, seed, vm_rss_kib, Rng, Scope,
 };
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::with_capture;
 
 const WORKERS: usize = 2;
 /// Requests a worker has open at once.
@@ -236,11 +233,15 @@ fn check(fields: u64) {
 
 #[test]
 fn resident_memory_stops_growing_under_captured_request_churn() {
-    check(1_000_000);
+    with_capture(Capture::All, || {
+        check(1_000_000);
+    });
 }
 
 #[test]
 #[ignore = "long: 10,000,000 fields; run in release"]
 fn resident_memory_stops_growing_under_captured_request_churn_10m_fields() {
-    check(10_000_000);
+    with_capture(Capture::All, || {
+        check(10_000_000);
+    });
 }

@@ -14,18 +14,15 @@
 //! rounds; 100,000 rounds are the ignored test, for release builds:
 //! `cargo test --release --test reliability_capture_fragmentation -- --ignored --nocapture`.
 
-mod reliability_common;
-
 use std::thread;
 
-use batch_alloc::{stats, BatchAlloc, Stats};
-use reliability_common::{
+use batch_alloc::{stats, Capture, Stats};
+
+use crate::common::{
     assert_back_at, assert_captured, assert_live, assert_span_bytes_sane, capture_on,
     captured_span_bytes, seed, Captured, Rng, Scope, CAPTURED_KINDS,
 };
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::with_capture;
 
 /// Objects made per round, of which one is kept.
 const PER_ROUND: usize = 1_000;
@@ -112,13 +109,17 @@ fn report(rounds: usize, (live_bytes, span_bytes): (u64, u64)) {
 
 #[test]
 fn keeping_one_captured_object_in_a_thousand_reuses_the_freed_slots() {
-    let rounds = 5_000;
-    report(rounds, run(rounds, seed(0xF4A7)));
+    with_capture(Capture::All, || {
+        let rounds = 5_000;
+        report(rounds, run(rounds, seed(0xF4A7)));
+    });
 }
 
 #[test]
 #[ignore = "long: 100,000 rounds (1e8 objects); run in release"]
 fn keeping_one_captured_object_in_a_thousand_reuses_the_freed_slots_100k_rounds() {
-    let rounds = 100_000;
-    report(rounds, run(rounds, seed(0xF4A7)));
+    with_capture(Capture::All, || {
+        let rounds = 100_000;
+        report(rounds, run(rounds, seed(0xF4A7)));
+    });
 }

@@ -15,21 +15,18 @@
 //! Runs for `RELIABILITY_SECS` seconds (3 by default); for a long run:
 //! `RELIABILITY_SECS=60 cargo test --release --test reliability_capture_mix -- --nocapture`.
 
-mod reliability_common;
-
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use batch_alloc::{stats, BatchAlloc};
-use reliability_common::{
+use batch_alloc::{stats, Capture};
+
+use crate::common::{
     assert_back_at, assert_captured, assert_live, capture_on, seed, Captured, Rng, Scope,
     CAPTURED_KINDS,
 };
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::with_capture;
 
 const WORKERS: usize = 4;
 const SHARDS: usize = 16;
@@ -123,74 +120,76 @@ fn worker(shared: Arc<Shared>, serial: u64, seed: u64) {
 
 #[test]
 fn captured_and_plain_objects_freed_anywhere() {
-    let seed = seed(0x313D);
-    let secs: u64 = std::env::var("RELIABILITY_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-    let before = capture_on();
-    let start = Instant::now();
-    let shared = Arc::new(Shared {
-        shards: (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect(),
-        counts: Counts::default(),
-        deadline: start + Duration::from_secs(secs),
-    });
-    let mut serial = 0;
-    let mut spawn = |shared: &Arc<Shared>| {
-        serial += 1;
-        shared.counts.workers.fetch_add(1, Relaxed);
-        let (shared, serial) = (shared.clone(), serial);
-        thread::spawn(move || worker(shared, serial, seed))
-    };
-    let mut running: Vec<_> = (0..WORKERS).map(|_| spawn(&shared)).collect();
-    let mut peak_span_bytes = 0;
-    let mut looks = 0u64;
-    while Instant::now() < shared.deadline {
-        thread::sleep(Duration::from_millis(5));
-        for w in running.iter_mut() {
-            if w.is_finished() {
-                std::mem::replace(w, spawn(&shared)).join().unwrap();
+    with_capture(Capture::All, || {
+        let seed = seed(0x313D);
+        let secs: u64 = std::env::var("RELIABILITY_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(3);
+        let before = capture_on();
+        let start = Instant::now();
+        let shared = Arc::new(Shared {
+            shards: (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect(),
+            counts: Counts::default(),
+            deadline: start + Duration::from_secs(secs),
+        });
+        let mut serial = 0;
+        let mut spawn = |shared: &Arc<Shared>| {
+            serial += 1;
+            shared.counts.workers.fetch_add(1, Relaxed);
+            let (shared, serial) = (shared.clone(), serial);
+            thread::spawn(move || worker(shared, serial, seed))
+        };
+        let mut running: Vec<_> = (0..WORKERS).map(|_| spawn(&shared)).collect();
+        let mut peak_span_bytes = 0;
+        let mut looks = 0u64;
+        while Instant::now() < shared.deadline {
+            thread::sleep(Duration::from_millis(5));
+            for w in running.iter_mut() {
+                if w.is_finished() {
+                    std::mem::replace(w, spawn(&shared)).join().unwrap();
+                }
+            }
+            peak_span_bytes = peak_span_bytes.max(stats().span_bytes - before.span_bytes);
+            looks += 1;
+            if looks % 20 == 0 {
+                let held: Vec<_> = shared.shards.iter().map(|s| s.lock().unwrap()).collect();
+                assert_live(held.iter().flat_map(|objects| objects.iter()));
             }
         }
-        peak_span_bytes = peak_span_bytes.max(stats().span_bytes - before.span_bytes);
-        looks += 1;
-        if looks % 20 == 0 {
-            let held: Vec<_> = shared.shards.iter().map(|s| s.lock().unwrap()).collect();
-            assert_live(held.iter().flat_map(|objects| objects.iter()));
+        for w in running {
+            w.join().unwrap();
         }
-    }
-    for w in running {
-        w.join().unwrap();
-    }
-    let shared = Arc::into_inner(shared).expect("every worker has exited");
-    let shards: Vec<_> = shared
-        .shards
-        .into_iter()
-        .map(|s| s.into_inner().unwrap())
-        .collect();
-    assert_live(shards.iter().flatten());
-    let left: u64 = shards.iter().map(|s| s.len() as u64).sum();
-    for (object, id) in shards.into_iter().flatten() {
-        object.check_and_free(id);
-    }
-    let c = &shared.counts;
-    let (captured, plain) = (c.captured.load(Relaxed), c.plain.load(Relaxed));
-    let after = stats();
-    println!(
-        "mix, capture on: {:.2?}, {} worker threads ({WORKERS} at a time): {captured} objects \
+        let shared = Arc::into_inner(shared).expect("every worker has exited");
+        let shards: Vec<_> = shared
+            .shards
+            .into_iter()
+            .map(|s| s.into_inner().unwrap())
+            .collect();
+        assert_live(shards.iter().flatten());
+        let left: u64 = shards.iter().map(|s| s.len() as u64).sum();
+        for (object, id) in shards.into_iter().flatten() {
+            object.check_and_free(id);
+        }
+        let c = &shared.counts;
+        let (captured, plain) = (c.captured.load(Relaxed), c.plain.load(Relaxed));
+        let after = stats();
+        println!(
+            "mix, capture on: {:.2?}, {} worker threads ({WORKERS} at a time): {captured} objects \
          made in scopes, {plain} with the scope suspended; {left} objects left at the end; span \
          memory peak {} KiB; {} allocations captured",
-        start.elapsed(),
-        c.workers.load(Relaxed),
-        peak_span_bytes / 1024,
-        after.scoped_allocations - before.scoped_allocations,
-    );
-    assert_eq!(
-        c.freed.load(Relaxed) + left,
-        captured + plain,
-        "every object made is freed once"
-    );
-    assert!(plain > 0 && c.workers.load(Relaxed) > WORKERS as u64);
-    assert_captured(&before, &after, captured);
-    assert_back_at(&before, &after);
+            start.elapsed(),
+            c.workers.load(Relaxed),
+            peak_span_bytes / 1024,
+            after.scoped_allocations - before.scoped_allocations,
+        );
+        assert_eq!(
+            c.freed.load(Relaxed) + left,
+            captured + plain,
+            "every object made is freed once"
+        );
+        assert!(plain > 0 && c.workers.load(Relaxed) > WORKERS as u64);
+        assert_captured(&before, &after, captured);
+        assert_back_at(&before, &after);
+    });
 }

@@ -12,21 +12,18 @@
 //! exited threads coming back as their last objects are freed); at the end
 //! every slot and span must be back.
 
-mod reliability_common;
-
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread;
 use std::time::Instant;
 
-use batch_alloc::{stats, BatchAlloc};
-use reliability_common::{
+use batch_alloc::{stats, Capture};
+
+use crate::common::{
     assert_back_at, assert_captured, assert_live, capture_on, captured_span_bytes, seed, Backlog,
     Captured, Rng, Scope, CAPTURED_KINDS,
 };
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::with_capture;
 
 const THREADS: usize = 1_000;
 /// Most objects a short-lived thread makes.
@@ -97,75 +94,77 @@ fn short_lived(index: usize, seed: u64, holders: Vec<Sender<Parcel>>, backlog: B
 
 #[test]
 fn captured_objects_outlive_their_threads_and_spans_come_back() {
-    let seed = seed(0x7C13);
-    let start = Instant::now();
-    let before = capture_on();
-    let backlog = Backlog::default();
-    let (senders, holders): (Vec<_>, Vec<_>) = (0..HOLDERS)
-        .map(|h| {
-            let (tx, rx) = channel();
-            let backlog = backlog.clone();
-            (
-                tx,
-                thread::spawn(move || holder(seed ^ h as u64, rx, backlog)),
-            )
-        })
-        .unzip();
-    let mut rng = Rng::new(seed);
-    let mut main_held: VecDeque<Parcel> = VecDeque::new();
-    let mut main_freed = 0u64;
-    let mut peak_span_bytes = 0;
-    // Exited threads whose objects may still be held: by the holders, by
-    // the main thread, plus the wave that just ran. Each pins at most the
-    // spans twice its objects cover, in every class it used (a run's
-    // refills ask for up to as many slots again as were used).
-    let pinning = (HOLDERS * HOLD + (MAIN_HOLDS_WAVES + 1) * AT_ONCE) as u64;
-    let span_bound = pinning * captured_span_bytes(2 * MAX_COUNT, 0);
-    for wave in 0..THREADS / AT_ONCE {
-        let handles: Vec<_> = (0..AT_ONCE)
-            .map(|t| {
-                let index = wave * AT_ONCE + t;
-                let (senders, backlog) = (senders.clone(), backlog.clone());
-                thread::spawn(move || short_lived(index, seed, senders, backlog))
+    with_capture(Capture::All, || {
+        let seed = seed(0x7C13);
+        let start = Instant::now();
+        let before = capture_on();
+        let backlog = Backlog::default();
+        let (senders, holders): (Vec<_>, Vec<_>) = (0..HOLDERS)
+            .map(|h| {
+                let (tx, rx) = channel();
+                let backlog = backlog.clone();
+                (
+                    tx,
+                    thread::spawn(move || holder(seed ^ h as u64, rx, backlog)),
+                )
             })
-            .collect();
-        let mut returned: Parcel = handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect();
-        for i in (1..returned.len()).rev() {
-            returned.swap(i, rng.below(i + 1));
-        }
-        main_held.push_back(returned);
-        assert_live(main_held.iter().flatten());
-        if main_held.len() > MAIN_HOLDS_WAVES {
-            main_freed += free(main_held.pop_front().unwrap());
-        }
-        // The bound counts what the holders keep, not what waits in their
-        // inboxes.
-        backlog.wait_until_dealt_with();
-        let span_bytes = stats().span_bytes - before.span_bytes;
-        peak_span_bytes = peak_span_bytes.max(span_bytes);
-        assert!(
-            span_bytes <= span_bound,
-            "wave {wave}: {span_bytes} span bytes held (bound {span_bound}): \
+            .unzip();
+        let mut rng = Rng::new(seed);
+        let mut main_held: VecDeque<Parcel> = VecDeque::new();
+        let mut main_freed = 0u64;
+        let mut peak_span_bytes = 0;
+        // Exited threads whose objects may still be held: by the holders, by
+        // the main thread, plus the wave that just ran. Each pins at most the
+        // spans twice its objects cover, in every class it used (a run's
+        // refills ask for up to as many slots again as were used).
+        let pinning = (HOLDERS * HOLD + (MAIN_HOLDS_WAVES + 1) * AT_ONCE) as u64;
+        let span_bound = pinning * captured_span_bytes(2 * MAX_COUNT, 0);
+        for wave in 0..THREADS / AT_ONCE {
+            let handles: Vec<_> = (0..AT_ONCE)
+                .map(|t| {
+                    let index = wave * AT_ONCE + t;
+                    let (senders, backlog) = (senders.clone(), backlog.clone());
+                    thread::spawn(move || short_lived(index, seed, senders, backlog))
+                })
+                .collect();
+            let mut returned: Parcel = handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect();
+            for i in (1..returned.len()).rev() {
+                returned.swap(i, rng.below(i + 1));
+            }
+            main_held.push_back(returned);
+            assert_live(main_held.iter().flatten());
+            if main_held.len() > MAIN_HOLDS_WAVES {
+                main_freed += free(main_held.pop_front().unwrap());
+            }
+            // The bound counts what the holders keep, not what waits in their
+            // inboxes.
+            backlog.wait_until_dealt_with();
+            let span_bytes = stats().span_bytes - before.span_bytes;
+            peak_span_bytes = peak_span_bytes.max(span_bytes);
+            assert!(
+                span_bytes <= span_bound,
+                "wave {wave}: {span_bytes} span bytes held (bound {span_bound}): \
              spans of exited threads are not coming back"
-        );
-    }
-    drop(senders);
-    let holder_freed: u64 = holders.into_iter().map(|h| h.join().unwrap()).sum();
-    main_freed += main_held.into_iter().map(free).sum::<u64>();
-    let after = stats();
-    println!(
-        "thread churn, capture on: {THREADS} threads ({AT_ONCE} at a time) in {:.2?}; objects \
+            );
+        }
+        drop(senders);
+        let holder_freed: u64 = holders.into_iter().map(|h| h.join().unwrap()).sum();
+        main_freed += main_held.into_iter().map(free).sum::<u64>();
+        let after = stats();
+        println!(
+            "thread churn, capture on: {THREADS} threads ({AT_ONCE} at a time) in {:.2?}; objects \
          freed after their thread exited: {holder_freed} by holders, {main_freed} by the main \
          thread; span memory peak {} KiB (bound {} KiB); {} allocations captured",
-        start.elapsed(),
-        peak_span_bytes / 1024,
-        span_bound / 1024,
-        after.scoped_allocations - before.scoped_allocations,
-    );
-    assert!(holder_freed > 0 && main_freed > 0);
-    assert_captured(&before, &after, holder_freed + main_freed);
-    assert_back_at(&before, &after);
+            start.elapsed(),
+            peak_span_bytes / 1024,
+            span_bound / 1024,
+            after.scoped_allocations - before.scoped_allocations,
+        );
+        assert!(holder_freed > 0 && main_freed > 0);
+        assert_captured(&before, &after, holder_freed + main_freed);
+        assert_back_at(&before, &after);
+    });
 }

@@ -17,8 +17,6 @@
 // loop shape with no trip count.
 #![allow(clippy::vec_box, clippy::while_let_on_iterator)]
 
-mod reliability_common;
-
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -26,11 +24,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use batch_alloc::{batch_alloc, is_active, stats, BatchAlloc};
-use reliability_common::{assert_back_at, assert_disjoint, box_range, seed, vm_rss_kib, Rng};
+use batch_alloc::{batch_alloc, is_active, stats};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::{assert_back_at, assert_disjoint, box_range, seed, vm_rss_kib, Rng};
+use crate::serial::serially;
 
 const WORKERS: usize = 2;
 /// Requests a worker has open at once; one at random completes as the next
@@ -285,11 +282,15 @@ fn check(total_boxes: u64) {
 
 #[test]
 fn resident_memory_stops_growing_under_request_churn() {
-    check(1_000_000);
+    serially(|| {
+        check(1_000_000);
+    });
 }
 
 #[test]
 #[ignore = "long: 10,000,000 boxes; run in release"]
 fn resident_memory_stops_growing_under_request_churn_10m_boxes() {
-    check(10_000_000);
+    serially(|| {
+        check(10_000_000);
+    });
 }

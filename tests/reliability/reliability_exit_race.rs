@@ -12,8 +12,6 @@
 //! this test under the race amplifier (`RUSTFLAGS="--cfg batch_alloc_race"`,
 //! see `rt/src/sync.rs`), which widens every one of them.
 
-mod reliability_common;
-
 use std::collections::VecDeque;
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,13 +19,12 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread;
 
-use batch_alloc::{is_active, stats, BatchAlloc};
-use reliability_common::{
+use batch_alloc::{is_active, stats};
+
+use crate::common::{
     assert_back_at, assert_live, assert_span_bytes_sane, seed, Batches, Filled, Rng,
 };
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::serially;
 
 const ROUNDS: usize = if cfg!(debug_assertions) { 150 } else { 1_500 };
 const OWNERS_AT_ONCE: usize = 4;
@@ -107,41 +104,43 @@ fn owner(index: u64, seed: u64, freers: Vec<Sender<Mail>>) -> Parcel {
 
 #[test]
 fn owners_exit_while_their_last_boxes_are_freed() {
-    assert!(is_active());
-    let seed = seed(0xE817);
-    let before = stats();
-    let mut survivors: VecDeque<Parcel> = VecDeque::new();
-    let mut freed = 0;
-    for round in 0..ROUNDS {
-        let mut freers = Vec::new();
-        let owners: Vec<_> = (0..OWNERS_AT_ONCE)
-            .map(|t| {
-                let index = (round * OWNERS_AT_ONCE + t) as u64;
-                let senders = (0..FREERS)
-                    .map(|f| {
-                        let (tx, rx) = channel();
-                        let seed = seed ^ index << 8 ^ f as u64;
-                        freers.push(thread::spawn(move || freer(seed, rx)));
-                        tx
-                    })
-                    .collect();
-                thread::spawn(move || owner(index, seed, senders))
-            })
-            .collect();
-        let kept: Parcel = owners.into_iter().flat_map(|h| h.join().unwrap()).collect();
-        freed += freers.into_iter().map(|f| f.join().unwrap()).sum::<u64>();
-        survivors.push_back(kept);
-        if survivors.len() > SURVIVE_ROUNDS {
-            for (b, id) in survivors.pop_front().unwrap() {
-                b.check_and_free(id);
+    serially(|| {
+        assert!(is_active());
+        let seed = seed(0xE817);
+        let before = stats();
+        let mut survivors: VecDeque<Parcel> = VecDeque::new();
+        let mut freed = 0;
+        for round in 0..ROUNDS {
+            let mut freers = Vec::new();
+            let owners: Vec<_> = (0..OWNERS_AT_ONCE)
+                .map(|t| {
+                    let index = (round * OWNERS_AT_ONCE + t) as u64;
+                    let senders = (0..FREERS)
+                        .map(|f| {
+                            let (tx, rx) = channel();
+                            let seed = seed ^ index << 8 ^ f as u64;
+                            freers.push(thread::spawn(move || freer(seed, rx)));
+                            tx
+                        })
+                        .collect();
+                    thread::spawn(move || owner(index, seed, senders))
+                })
+                .collect();
+            let kept: Parcel = owners.into_iter().flat_map(|h| h.join().unwrap()).collect();
+            freed += freers.into_iter().map(|f| f.join().unwrap()).sum::<u64>();
+            survivors.push_back(kept);
+            if survivors.len() > SURVIVE_ROUNDS {
+                for (b, id) in survivors.pop_front().unwrap() {
+                    b.check_and_free(id);
+                }
             }
+            assert_live(survivors.iter().flatten());
+            assert_span_bytes_sane(&stats());
         }
-        assert_live(survivors.iter().flatten());
-        assert_span_bytes_sane(&stats());
-    }
-    for (b, id) in survivors.into_iter().flatten() {
-        b.check_and_free(id);
-    }
-    assert!(freed > 0);
-    assert_back_at(&before, &stats());
+        for (b, id) in survivors.into_iter().flatten() {
+            b.check_and_free(id);
+        }
+        assert!(freed > 0);
+        assert_back_at(&before, &stats());
+    });
 }

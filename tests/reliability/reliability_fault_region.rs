@@ -12,24 +12,27 @@
 // Vectors of boxes are what batched loops make.
 #![allow(clippy::vec_box)]
 
-mod reliability_common;
-
 use std::thread;
 
-use batch_alloc::{batch_alloc, is_active, stats, Batch, BatchAlloc};
-use reliability_common::{
-    assert_boxes_disjoint, assert_live, assert_slots_back_at, check_words, child_role, describe,
-    fill, run_child, Filled,
-};
+use batch_alloc::{batch_alloc, is_active, stats, Batch};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::common::{
+    assert_boxes_disjoint, assert_live, assert_slots_back_at, check_words, child_role, describe,
+    fill, run_child, test_name, Filled,
+};
+use crate::serial::serially;
 
 /// Address-space limit for the child, in KiB (about 3.8 GiB): room for the
 /// test binary and its threads, not for the runtime's 32 GiB range.
 const LIMIT_KIB: u64 = 4_000_000;
 
-const TEST: &str = "without_its_address_range_the_runtime_boxes_plainly";
+/// This test's name, for a child to run it alone.
+fn test() -> String {
+    test_name(
+        module_path!(),
+        "without_its_address_range_the_runtime_boxes_plainly",
+    )
+}
 
 #[batch_alloc]
 fn records(ids: std::ops::Range<u64>) -> Vec<Box<[u64; 8]>> {
@@ -89,7 +92,7 @@ fn workload() -> u64 {
     let handles: Vec<_> = (0..4u64)
         .map(|t| {
             thread::spawn(move || {
-                let mut batch = reliability_common::Batches::with_capacity(300);
+                let mut batch = crate::common::Batches::with_capacity(300);
                 (0..900)
                     .map(|i| {
                         let id = t << 32 | i;
@@ -164,43 +167,45 @@ fn field<'a>(stdout: &'a str, key: &str) -> &'a str {
 
 #[test]
 fn without_its_address_range_the_runtime_boxes_plainly() {
-    if child_role().is_some() {
-        child();
-        return;
-    }
-    let control = run_child(TEST, "work", None);
-    assert!(control.status.success(), "{}", describe(&control));
-    let control_out = String::from_utf8_lossy(&control.stdout);
-    assert_eq!(field(&control_out, "active"), "true");
-    assert_ne!(
-        field(&control_out, "batched"),
-        "0",
-        "unlimited, the workload batches"
-    );
+    serially(|| {
+        if child_role().is_some() {
+            child();
+            return;
+        }
+        let control = run_child(&test(), "work", None);
+        assert!(control.status.success(), "{}", describe(&control));
+        let control_out = String::from_utf8_lossy(&control.stdout);
+        assert_eq!(field(&control_out, "active"), "true");
+        assert_ne!(
+            field(&control_out, "batched"),
+            "0",
+            "unlimited, the workload batches"
+        );
 
-    let limited = run_child(TEST, "work", Some(LIMIT_KIB));
-    let what = describe(&limited);
-    assert!(limited.status.success(), "{what}");
-    let out = String::from_utf8_lossy(&limited.stdout);
-    assert_eq!(
-        field(&out, "limit"),
-        (LIMIT_KIB * 1024).to_string(),
-        "{what}"
-    );
-    assert_eq!(field(&out, "active"), "true", "{what}");
-    for key in ["batched", "reserves", "live", "spans"] {
-        assert_eq!(field(&out, key), "0", "{key}: {what}");
-    }
-    assert_eq!(
-        field(&out, "checksum"),
-        field(&control_out, "checksum"),
-        "same results as the unlimited run"
-    );
-    println!(
-        "region fault: under ulimit -v {LIMIT_KIB}: {}\nunlimited: {}",
-        result_line(&out),
-        result_line(&control_out),
-    );
+        let limited = run_child(&test(), "work", Some(LIMIT_KIB));
+        let what = describe(&limited);
+        assert!(limited.status.success(), "{what}");
+        let out = String::from_utf8_lossy(&limited.stdout);
+        assert_eq!(
+            field(&out, "limit"),
+            (LIMIT_KIB * 1024).to_string(),
+            "{what}"
+        );
+        assert_eq!(field(&out, "active"), "true", "{what}");
+        for key in ["batched", "reserves", "live", "spans"] {
+            assert_eq!(field(&out, key), "0", "{key}: {what}");
+        }
+        assert_eq!(
+            field(&out, "checksum"),
+            field(&control_out, "checksum"),
+            "same results as the unlimited run"
+        );
+        println!(
+            "region fault: under ulimit -v {LIMIT_KIB}: {}\nunlimited: {}",
+            result_line(&out),
+            result_line(&control_out),
+        );
+    });
 }
 
 /// The capture variant: without its address range, no scope opens, and
@@ -210,9 +215,13 @@ mod capture_on {
     use super::*;
 
     use batch_alloc::__private::scope_on_this_thread;
-    use reliability_common::{capture_on, Captured, Scope};
 
-    const TEST: &str = "capture_on::without_its_address_range_no_scope_opens";
+    use crate::common::{capture_on, Captured, Scope};
+
+    /// This test's name, for a child to run it alone.
+    fn test() -> String {
+        test_name(module_path!(), "without_its_address_range_no_scope_opens")
+    }
 
     /// A loop under a scope entered every iteration, making plain boxes,
     /// byte buffers and strings, freed on another thread. Returns a
@@ -256,38 +265,40 @@ mod capture_on {
 
     #[test]
     fn without_its_address_range_no_scope_opens() {
-        if child_role().is_some() {
-            child();
-            return;
-        }
-        let control = run_child(TEST, "capture", None);
-        assert!(control.status.success(), "{}", describe(&control));
-        let control_out = String::from_utf8_lossy(&control.stdout);
-        assert_eq!(field(&control_out, "opened"), "true");
-        assert_ne!(
-            field(&control_out, "scoped"),
-            "0",
-            "unlimited, the scope captures"
-        );
+        serially(|| {
+            if child_role().is_some() {
+                child();
+                return;
+            }
+            let control = run_child(&test(), "capture", None);
+            assert!(control.status.success(), "{}", describe(&control));
+            let control_out = String::from_utf8_lossy(&control.stdout);
+            assert_eq!(field(&control_out, "opened"), "true");
+            assert_ne!(
+                field(&control_out, "scoped"),
+                "0",
+                "unlimited, the scope captures"
+            );
 
-        let limited = run_child(TEST, "capture", Some(LIMIT_KIB));
-        let what = describe(&limited);
-        assert!(limited.status.success(), "{what}");
-        let out = String::from_utf8_lossy(&limited.stdout);
-        assert_eq!(field(&out, "active"), "true", "{what}");
-        assert_eq!(field(&out, "opened"), "false", "{what}");
-        for key in ["scoped", "live", "spans"] {
-            assert_eq!(field(&out, key), "0", "{key}: {what}");
-        }
-        assert_eq!(
-            field(&out, "checksum"),
-            field(&control_out, "checksum"),
-            "same results as the unlimited run"
-        );
-        println!(
-            "region fault, capture on: under ulimit -v {LIMIT_KIB}: {}\nunlimited: {}",
-            result_line(&out),
-            result_line(&control_out),
-        );
+            let limited = run_child(&test(), "capture", Some(LIMIT_KIB));
+            let what = describe(&limited);
+            assert!(limited.status.success(), "{what}");
+            let out = String::from_utf8_lossy(&limited.stdout);
+            assert_eq!(field(&out, "active"), "true", "{what}");
+            assert_eq!(field(&out, "opened"), "false", "{what}");
+            for key in ["scoped", "live", "spans"] {
+                assert_eq!(field(&out, key), "0", "{key}: {what}");
+            }
+            assert_eq!(
+                field(&out, "checksum"),
+                field(&control_out, "checksum"),
+                "same results as the unlimited run"
+            );
+            println!(
+                "region fault, capture on: under ulimit -v {LIMIT_KIB}: {}\nunlimited: {}",
+                result_line(&out),
+                result_line(&control_out),
+            );
+        });
     }
 }

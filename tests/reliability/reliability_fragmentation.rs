@@ -14,18 +14,15 @@
 // Vectors of boxes are what batched loops make.
 #![allow(clippy::vec_box)]
 
-mod reliability_common;
-
 use std::ops::Range;
 use std::thread;
 
-use batch_alloc::{batch_alloc, is_active, stats, BatchAlloc, Stats};
-use reliability_common::{
+use batch_alloc::{batch_alloc, is_active, stats, Stats};
+
+use crate::common::{
     assert_back_at, assert_live, fill, filled_span_bytes, seed, Filled, Large, Medium, Rng, Small,
 };
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::serially;
 
 /// Boxes made per round, of which one is kept.
 const PER_ROUND: usize = 1_000;
@@ -158,13 +155,17 @@ const _: () = assert!(size_of::<Large>() == 256);
 
 #[test]
 fn keeping_one_box_in_a_thousand_reuses_the_freed_slots() {
-    let figures = run(5_000, seed(0xF4A6));
-    report(&figures);
+    serially(|| {
+        let figures = run(5_000, seed(0xF4A6));
+        report(&figures);
+    });
 }
 
 #[test]
 #[ignore = "long: 100,000 rounds (1e8 boxes); run in release"]
 fn keeping_one_box_in_a_thousand_reuses_the_freed_slots_100k_rounds() {
-    let figures = run(100_000, seed(0xF4A6));
-    report(&figures);
+    serially(|| {
+        let figures = run(100_000, seed(0xF4A6));
+        report(&figures);
+    });
 }

@@ -10,20 +10,17 @@
 //! Runs for `RELIABILITY_SECS` seconds (3 by default); for a long run:
 //! `RELIABILITY_SECS=60 cargo test --release --test reliability_mix -- --nocapture`.
 
-mod reliability_common;
-
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use batch_alloc::{is_active, stats, BatchAlloc};
-use reliability_common::{
+use batch_alloc::{is_active, stats};
+
+use crate::common::{
     assert_back_at, assert_disjoint, pattern, seed, slice_range, Batches, Filled, Patterned, Rng,
 };
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::serially;
 
 const WORKERS: usize = 4;
 const SHARDS: usize = 16;
@@ -182,68 +179,69 @@ fn worker(shared: Arc<Shared>, serial: u64, seed: u64) {
 
 #[test]
 fn interleaved_batched_and_plain_objects_freed_anywhere() {
-    assert!(is_active());
-    let seed = seed(0x313C);
-    let secs: u64 = std::env::var("RELIABILITY_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-    let before = stats();
-    let start = Instant::now();
-    let shared = Arc::new(Shared {
-        shards: (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect(),
-        counts: Counts::default(),
-        deadline: start + Duration::from_secs(secs),
-    });
-    let mut serial = 0;
-    let mut spawn = |shared: &Arc<Shared>| {
-        serial += 1;
-        shared.counts.workers.fetch_add(1, Relaxed);
-        let shared = shared.clone();
-        let serial = serial;
-        thread::spawn(move || worker(shared, serial, seed))
-    };
-    let mut running: Vec<_> = (0..WORKERS).map(|_| spawn(&shared)).collect();
-    let mut peak_span_bytes = 0;
-    let mut checks = 0u64;
-    while Instant::now() < shared.deadline {
-        thread::sleep(Duration::from_millis(5));
-        for w in running.iter_mut() {
-            if w.is_finished() {
-                let done = std::mem::replace(w, spawn(&shared));
-                done.join().unwrap();
+    serially(|| {
+        assert!(is_active());
+        let seed = seed(0x313C);
+        let secs: u64 = std::env::var("RELIABILITY_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(3);
+        let before = stats();
+        let start = Instant::now();
+        let shared = Arc::new(Shared {
+            shards: (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect(),
+            counts: Counts::default(),
+            deadline: start + Duration::from_secs(secs),
+        });
+        let mut serial = 0;
+        let mut spawn = |shared: &Arc<Shared>| {
+            serial += 1;
+            shared.counts.workers.fetch_add(1, Relaxed);
+            let shared = shared.clone();
+            let serial = serial;
+            thread::spawn(move || worker(shared, serial, seed))
+        };
+        let mut running: Vec<_> = (0..WORKERS).map(|_| spawn(&shared)).collect();
+        let mut peak_span_bytes = 0;
+        let mut checks = 0u64;
+        while Instant::now() < shared.deadline {
+            thread::sleep(Duration::from_millis(5));
+            for w in running.iter_mut() {
+                if w.is_finished() {
+                    let done = std::mem::replace(w, spawn(&shared));
+                    done.join().unwrap();
+                }
+            }
+            peak_span_bytes = peak_span_bytes.max(stats().span_bytes - before.span_bytes);
+            // Now and then, with every shard held still: what they hold is
+            // intact and disjoint.
+            checks += 1;
+            if checks % 20 == 0 {
+                let held: Vec<_> = shared.shards.iter().map(|s| s.lock().unwrap()).collect();
+                assert_intact_and_disjoint(held.iter().map(|items| &**items));
             }
         }
-        peak_span_bytes = peak_span_bytes.max(stats().span_bytes - before.span_bytes);
-        // Now and then, with every shard held still: what they hold is
-        // intact and disjoint.
-        checks += 1;
-        if checks % 20 == 0 {
-            let held: Vec<_> = shared.shards.iter().map(|s| s.lock().unwrap()).collect();
-            assert_intact_and_disjoint(held.iter().map(|items| &**items));
+        for w in running {
+            w.join().unwrap();
         }
-    }
-    for w in running {
-        w.join().unwrap();
-    }
-    let shared = Arc::into_inner(shared).expect("every worker has exited");
-    let shards: Vec<Vec<Item>> = shared
-        .shards
-        .into_iter()
-        .map(|s| s.into_inner().unwrap())
-        .collect();
-    assert_intact_and_disjoint(&shards);
-    let mut left = 0;
-    for shard in shards {
-        for item in shard {
-            left += item.check_and_free();
+        let shared = Arc::into_inner(shared).expect("every worker has exited");
+        let shards: Vec<Vec<Item>> = shared
+            .shards
+            .into_iter()
+            .map(|s| s.into_inner().unwrap())
+            .collect();
+        assert_intact_and_disjoint(&shards);
+        let mut left = 0;
+        for shard in shards {
+            for item in shard {
+                left += item.check_and_free();
+            }
         }
-    }
-    let c = &shared.counts;
-    let made = c.batched.load(Relaxed) + c.plain.load(Relaxed) + c.bytes.load(Relaxed);
-    let freed = c.freed.load(Relaxed) + left;
-    let after = stats();
-    println!(
+        let c = &shared.counts;
+        let made = c.batched.load(Relaxed) + c.plain.load(Relaxed) + c.bytes.load(Relaxed);
+        let freed = c.freed.load(Relaxed) + left;
+        let after = stats();
+        println!(
         "mix: {:.2?}, {} worker threads ({WORKERS} at a time): {} batched boxes, {} plain boxes, \
          {} byte buffers, {} batches ended on another thread; {left} objects left at the end; \
          span memory peak {} KiB",
@@ -255,11 +253,12 @@ fn interleaved_batched_and_plain_objects_freed_anywhere() {
         c.batches_passed.load(Relaxed),
         peak_span_bytes / 1024,
     );
-    assert_eq!(freed, made, "every object made is freed once");
-    assert!(c.batched.load(Relaxed) > 0 && c.workers.load(Relaxed) > WORKERS as u64);
-    assert!(
-        after.batched_boxes > before.batched_boxes,
-        "batches handed out span slots"
-    );
-    assert_back_at(&before, &after);
+        assert_eq!(freed, made, "every object made is freed once");
+        assert!(c.batched.load(Relaxed) > 0 && c.workers.load(Relaxed) > WORKERS as u64);
+        assert!(
+            after.batched_boxes > before.batched_boxes,
+            "batches handed out span slots"
+        );
+        assert_back_at(&before, &after);
+    });
 }

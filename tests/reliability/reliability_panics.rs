@@ -9,13 +9,12 @@
 //! still out, so a leak leaves it above its baseline and a double free
 //! below it (or aborts).
 //!
-//! Statistics are process-wide, so the tests run one at a time, each on a
-//! fresh thread whose heap is retired before the final reading.
+//! Statistics are process-wide, so the tests run one at a time
+//! ([`serially`]), each on a fresh thread whose heap is retired before the
+//! final reading.
 
 // Vectors of boxes are what batched loops make.
 #![allow(clippy::vec_box)]
-
-mod reliability_common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -23,29 +22,27 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use batch_alloc::__private::scope_on_this_thread;
-use batch_alloc::{batch_alloc, is_active, stats, Batch, BatchAlloc, Stats};
-use reliability_common::{
+use batch_alloc::{batch_alloc, is_active, stats, Batch, Stats};
+
+use crate::common::{
     assert_back_at, assert_boxes_disjoint, assert_disjoint, box_range, check_words, class_of, fill,
     slice_range,
 };
+use crate::serial::serially;
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Runs `f` on a fresh thread, one test at a time, and checks that every
-/// slot and span is back once the thread has exited. Returns `f`'s result
-/// (`Err` if it panicked) and the statistics before.
+/// Runs `f` on a fresh thread, one test at a time ([`serially`]), and
+/// checks that every slot and span is back once the thread has exited.
+/// Returns `f`'s result (`Err` if it panicked) and the statistics before.
 fn leak_checked<R: Send + 'static>(
     f: impl FnOnce(Stats) -> R + Send + 'static,
 ) -> (thread::Result<R>, Stats) {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    assert!(is_active());
-    let before = stats();
-    let result = thread::spawn(move || f(before)).join();
-    assert_back_at(&before, &stats());
-    (result, before)
+    serially(|| {
+        assert!(is_active());
+        let before = stats();
+        let result = thread::spawn(move || f(before)).join();
+        assert_back_at(&before, &stats());
+        (result, before)
+    })
 }
 
 /// Slots out and boxes batched since `before`.
@@ -241,30 +238,31 @@ fn share_until_bad(items: &[u64], shared: &Mutex<Vec<Box<[u64; 8]>>>) {
 
 #[test]
 fn a_thread_killed_by_a_panic_mid_loop_leaves_its_boxes_valid() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = stats();
-    let shared = Arc::new(Mutex::new(Vec::new()));
-    let in_thread = shared.clone();
-    let result = thread::spawn(move || {
-        let mut items: Vec<u64> = (0..800).collect();
-        items[555] = u64::MAX;
-        share_until_bad(&items, &in_thread);
-    })
-    .join();
-    assert!(result.is_err(), "the thread panicked");
-    let boxes = std::mem::take(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()));
-    assert_eq!(boxes.len(), 555);
-    // The dead thread's batch gave its unused slots back while unwinding;
-    // its span is abandoned with the boxes in it. They are freed here, and
-    // the last free reclaims the span.
-    assert_eq!(since(before), (555, 555));
-    for (id, b) in boxes.iter().enumerate() {
-        check_words(&b[..], id as u64);
-    }
-    assert_boxes_disjoint(&boxes);
-    drop(boxes);
-    // The last free reclaimed the abandoned span.
-    assert_back_at(&before, &stats());
+    serially(|| {
+        let before = stats();
+        let shared = Arc::new(Mutex::new(Vec::new()));
+        let in_thread = shared.clone();
+        let result = thread::spawn(move || {
+            let mut items: Vec<u64> = (0..800).collect();
+            items[555] = u64::MAX;
+            share_until_bad(&items, &in_thread);
+        })
+        .join();
+        assert!(result.is_err(), "the thread panicked");
+        let boxes = std::mem::take(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()));
+        assert_eq!(boxes.len(), 555);
+        // The dead thread's batch gave its unused slots back while unwinding;
+        // its span is abandoned with the boxes in it. They are freed here, and
+        // the last free reclaims the span.
+        assert_eq!(since(before), (555, 555));
+        for (id, b) in boxes.iter().enumerate() {
+            check_words(&b[..], id as u64);
+        }
+        assert_boxes_disjoint(&boxes);
+        drop(boxes);
+        // The last free reclaimed the abandoned span.
+        assert_back_at(&before, &stats());
+    });
 }
 
 // ---- the same panics under batch scopes ----
@@ -324,18 +322,15 @@ fn scoped_since(before: Stats) -> u64 {
 /// message (and a backtrace, with `RUST_BACKTRACE`) while the scope is
 /// still open, so its buffers would be captured and kept by the test
 /// harness's output capture and std's backtrace caches, and counted as
-/// slots still out.
+/// slots still out. The hook is the process's: the callers run
+/// [`serially`], so no other test panics or changes it meanwhile.
 fn silenced<R>(f: impl FnOnce() -> R) -> R {
-    let _serial = HOOK.lock().unwrap_or_else(|e| e.into_inner());
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let result = catch_unwind(AssertUnwindSafe(f));
     std::panic::set_hook(hook);
     result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
-
-/// The panic hook is the process's: one change at a time.
-static HOOK: Mutex<()> = Mutex::new(());
 
 #[test]
 fn a_drop_that_panics_inside_a_scoped_loop_closes_the_scope() {
@@ -413,32 +408,33 @@ fn a_panic_in_a_nested_scoped_loop_closes_the_scope() {
 
 #[test]
 fn a_thread_killed_mid_scoped_loop_leaves_its_allocations_valid() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = stats();
-    let shared = Arc::new(Mutex::new(Vec::new()));
-    let in_thread = shared.clone();
-    let result = silenced(|| {
-        thread::spawn(move || {
-            let mut items: Vec<u64> = (0..800).collect();
-            items[555] = u64::MAX;
-            scoped::share_until_bad(&items, &in_thread);
-        })
-        .join()
+    serially(|| {
+        let before = stats();
+        let shared = Arc::new(Mutex::new(Vec::new()));
+        let in_thread = shared.clone();
+        let result = silenced(|| {
+            thread::spawn(move || {
+                let mut items: Vec<u64> = (0..800).collect();
+                items[555] = u64::MAX;
+                scoped::share_until_bad(&items, &in_thread);
+            })
+            .join()
+        });
+        // The payload (the panic's message) was made in the scope too.
+        assert!(result.is_err(), "the thread panicked");
+        drop(result);
+        let boxes = std::mem::take(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()));
+        assert_eq!(boxes.len(), 555);
+        assert!(scoped_since(before) >= 555);
+        for (id, b) in boxes.iter().enumerate() {
+            check_words(&b[..], id as u64);
+        }
+        assert_boxes_disjoint(&boxes);
+        // The dead thread's runs went back at its exit; its spans are
+        // abandoned with these boxes in them, and the last free reclaims them.
+        drop(boxes);
+        assert_back_at(&before, &stats());
     });
-    // The payload (the panic's message) was made in the scope too.
-    assert!(result.is_err(), "the thread panicked");
-    drop(result);
-    let boxes = std::mem::take(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()));
-    assert_eq!(boxes.len(), 555);
-    assert!(scoped_since(before) >= 555);
-    for (id, b) in boxes.iter().enumerate() {
-        check_words(&b[..], id as u64);
-    }
-    assert_boxes_disjoint(&boxes);
-    // The dead thread's runs went back at its exit; its spans are
-    // abandoned with these boxes in them, and the last free reclaims them.
-    drop(boxes);
-    assert_back_at(&before, &stats());
 }
 
 // ---- realloc of a slot through Vec::from_raw_parts ----
@@ -487,7 +483,7 @@ fn a_batched_box_grown_as_a_vec_stays_in_its_slot_then_moves_out() {
 }
 
 fn pattern_of(id: u64, i: usize) -> u64 {
-    reliability_common::pattern(id, i)
+    crate::common::pattern(id, i)
 }
 
 #[test]

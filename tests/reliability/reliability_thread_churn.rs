@@ -8,20 +8,17 @@
 //! spans of exited threads are reclaimed as their last boxes are freed),
 //! and at the end every slot and span must be back.
 
-mod reliability_common;
-
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread;
 use std::time::Instant;
 
-use batch_alloc::{is_active, stats, BatchAlloc};
-use reliability_common::{
+use batch_alloc::{is_active, stats};
+
+use crate::common::{
     assert_back_at, assert_live, filled_span_bytes, seed, Backlog, Batches, Filled, Rng,
 };
-
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::serial::serially;
 
 const THREADS: usize = 1_000;
 /// Most boxes a short-lived thread makes; its hint is at most twice that.
@@ -105,86 +102,88 @@ fn short_lived(index: usize, seed: u64, holders: Vec<Sender<Mail>>, backlog: Bac
 
 #[test]
 fn boxes_outlive_their_threads_and_spans_come_back() {
-    assert!(is_active());
-    let seed = seed(0x7C12);
-    let start = Instant::now();
-    let before = stats();
-    let backlog = Backlog::default();
-    let (senders, holders): (Vec<_>, Vec<_>) = (0..HOLDERS)
-        .map(|h| {
-            let (tx, rx) = channel();
-            let backlog = backlog.clone();
-            (
-                tx,
-                thread::spawn(move || holder(seed ^ h as u64, rx, backlog)),
-            )
-        })
-        .unzip();
-    let mut rng = Rng::new(seed);
-    let mut main_held: VecDeque<Parcel> = VecDeque::new();
-    let mut main_freed = 0u64;
-    let mut peak_span_bytes = 0;
-    // Exited threads whose boxes may still be held: by the holders, by the
-    // main thread, plus the wave that just ran. Each pins at most the spans
-    // its batches reserved from: up to twice `MAX_COUNT` slots per class.
-    let pinning = (HOLDERS * HOLD + (MAIN_HOLDS_WAVES + 1) * AT_ONCE) as u64;
-    let span_bound = pinning * filled_span_bytes(2 * MAX_COUNT, 0);
-    for wave in 0..THREADS / AT_ONCE {
-        let handles: Vec<_> = (0..AT_ONCE)
-            .map(|t| {
-                let index = wave * AT_ONCE + t;
-                let (senders, backlog) = (senders.clone(), backlog.clone());
-                thread::spawn(move || short_lived(index, seed, senders, backlog))
+    serially(|| {
+        assert!(is_active());
+        let seed = seed(0x7C12);
+        let start = Instant::now();
+        let before = stats();
+        let backlog = Backlog::default();
+        let (senders, holders): (Vec<_>, Vec<_>) = (0..HOLDERS)
+            .map(|h| {
+                let (tx, rx) = channel();
+                let backlog = backlog.clone();
+                (
+                    tx,
+                    thread::spawn(move || holder(seed ^ h as u64, rx, backlog)),
+                )
             })
-            .collect();
-        let mut returned: Parcel = handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect();
-        for i in (1..returned.len()).rev() {
-            returned.swap(i, rng.below(i + 1));
-        }
-        main_held.push_back(returned);
-        // Before the oldest wave is freed, the boxes of exited threads the
-        // main thread holds are intact and disjoint.
-        assert_live(main_held.iter().flatten());
-        if main_held.len() > MAIN_HOLDS_WAVES {
-            for (b, id) in main_held.pop_front().unwrap() {
-                b.check_and_free(id);
-                main_freed += 1;
+            .unzip();
+        let mut rng = Rng::new(seed);
+        let mut main_held: VecDeque<Parcel> = VecDeque::new();
+        let mut main_freed = 0u64;
+        let mut peak_span_bytes = 0;
+        // Exited threads whose boxes may still be held: by the holders, by the
+        // main thread, plus the wave that just ran. Each pins at most the spans
+        // its batches reserved from: up to twice `MAX_COUNT` slots per class.
+        let pinning = (HOLDERS * HOLD + (MAIN_HOLDS_WAVES + 1) * AT_ONCE) as u64;
+        let span_bound = pinning * filled_span_bytes(2 * MAX_COUNT, 0);
+        for wave in 0..THREADS / AT_ONCE {
+            let handles: Vec<_> = (0..AT_ONCE)
+                .map(|t| {
+                    let index = wave * AT_ONCE + t;
+                    let (senders, backlog) = (senders.clone(), backlog.clone());
+                    thread::spawn(move || short_lived(index, seed, senders, backlog))
+                })
+                .collect();
+            let mut returned: Parcel = handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect();
+            for i in (1..returned.len()).rev() {
+                returned.swap(i, rng.below(i + 1));
             }
-        }
-        // The bound counts what the holders keep, not what waits in their
-        // inboxes.
-        backlog.wait_until_dealt_with();
-        let span_bytes = stats().span_bytes - before.span_bytes;
-        peak_span_bytes = peak_span_bytes.max(span_bytes);
-        assert!(
-            span_bytes <= span_bound,
-            "wave {wave}: {span_bytes} span bytes held (bound {span_bound}): \
+            main_held.push_back(returned);
+            // Before the oldest wave is freed, the boxes of exited threads the
+            // main thread holds are intact and disjoint.
+            assert_live(main_held.iter().flatten());
+            if main_held.len() > MAIN_HOLDS_WAVES {
+                for (b, id) in main_held.pop_front().unwrap() {
+                    b.check_and_free(id);
+                    main_freed += 1;
+                }
+            }
+            // The bound counts what the holders keep, not what waits in their
+            // inboxes.
+            backlog.wait_until_dealt_with();
+            let span_bytes = stats().span_bytes - before.span_bytes;
+            peak_span_bytes = peak_span_bytes.max(span_bytes);
+            assert!(
+                span_bytes <= span_bound,
+                "wave {wave}: {span_bytes} span bytes held (bound {span_bound}): \
              spans of exited threads are not coming back"
-        );
-    }
-    drop(senders);
-    let holder_freed: u64 = holders.into_iter().map(|h| h.join().unwrap()).sum();
-    for (b, id) in main_held.into_iter().flatten() {
-        b.check_and_free(id);
-        main_freed += 1;
-    }
-    let after = stats();
-    println!(
-        "thread churn: {THREADS} threads ({AT_ONCE} at a time) in {:.2?}; boxes freed after \
+            );
+        }
+        drop(senders);
+        let holder_freed: u64 = holders.into_iter().map(|h| h.join().unwrap()).sum();
+        for (b, id) in main_held.into_iter().flatten() {
+            b.check_and_free(id);
+            main_freed += 1;
+        }
+        let after = stats();
+        println!(
+            "thread churn: {THREADS} threads ({AT_ONCE} at a time) in {:.2?}; boxes freed after \
          their thread exited: {holder_freed} by holders, {main_freed} by the main thread; \
          span memory peak {} KiB (bound {} KiB); {} boxes batched",
-        start.elapsed(),
-        peak_span_bytes / 1024,
-        span_bound / 1024,
-        after.batched_boxes - before.batched_boxes,
-    );
-    assert!(holder_freed > 0 && main_freed > 0);
-    assert!(
-        after.batched_boxes - before.batched_boxes >= (holder_freed + main_freed) / 2,
-        "most boxes should come from batches: {before:?} {after:?}"
-    );
-    assert_back_at(&before, &after);
+            start.elapsed(),
+            peak_span_bytes / 1024,
+            span_bound / 1024,
+            after.batched_boxes - before.batched_boxes,
+        );
+        assert!(holder_freed > 0 && main_freed > 0);
+        assert!(
+            after.batched_boxes - before.batched_boxes >= (holder_freed + main_freed) / 2,
+            "most boxes should come from batches: {before:?} {after:?}"
+        );
+        assert_back_at(&before, &after);
+    });
 }

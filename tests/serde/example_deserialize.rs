@@ -3,16 +3,18 @@
 //! comparison counts what it says it counts; the user's own files and the
 //! command line fail with clear messages instead of panics.
 //!
-//! The example is compiled in as a module (with its `#[global_allocator]`),
-//! so this file is its own test binary. The allocator's counters are
-//! process-wide, so every test that deserializes runs [`serially`].
+//! The example's modules (`examples/deserialize/demo.rs`, all of it but
+//! `main` and the `#[global_allocator]`, which is `BatchAlloc::system()`
+//! there as in this binary) are compiled in as a module. The allocator's
+//! counters are process-wide, so every test that deserializes runs
+//! [`serially`]; the others run plain code only (generation, the command
+//! line, error messages, the timing helpers).
 
 #![allow(clippy::vec_box)]
 
 #[allow(dead_code)]
-#[path = "../examples/deserialize.rs"]
+#[path = "../../examples/deserialize/demo.rs"]
 mod deserialize;
-mod serial;
 
 use std::path::PathBuf;
 
@@ -25,7 +27,8 @@ use deserialize::run::{
 };
 use deserialize::timing::Clock;
 use deserialize::visitors::{batched, plain};
-use serial::{serially, served, with_capture};
+
+use crate::serial::{serially, served, with_capture};
 
 /// A file in the temporary directory, removed at the end of the test.
 struct Scratch(PathBuf);

@@ -9,35 +9,24 @@
 //! type. The tests check that the model counts something wherever they rely
 //! on it to tell batching from not batching.
 //!
-//! The counters are process-wide, so every test holds [`serial`] while it
-//! allocates.
+//! The counters are process-wide, so every test runs [`serially`]: one at a
+//! time, each on a thread of its own.
 
 #![allow(clippy::vec_box, clippy::box_collection)]
-
-#[allow(dead_code)]
-#[path = "../rt/tests/common/check.rs"]
-mod check;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt::Debug;
 use std::hash::BuildHasherDefault;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Mutex, MutexGuard};
 
-use batch_alloc::{stats, Batch, BatchAlloc};
-use check::{assert_disjoint, assert_slots_back_at, assert_span_bytes_sane, box_range};
+use batch_alloc::{stats, Batch};
 use serde::de::value::{Error as ValueError, MapDeserializer, SeqDeserializer};
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::{Deserialize, Deserializer, Serialize};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use crate::check::{assert_disjoint, assert_slots_back_at, assert_span_bytes_sane, box_range};
+use crate::serial::serially;
 
 #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
 struct Item {
@@ -163,85 +152,92 @@ const LENGTHS: [u32; 7] = [0, 1, 2, 3, 17, 300, 5000];
 
 #[test]
 fn vec_box_round_trips() {
-    let _serial = serial();
-    for n in LENGTHS {
-        let value: Vec<Box<Item>> = (0..n).map(|i| Box::new(item(i))).collect();
-        // JSON gives no length, so the batch has no hint.
-        let expected = model(0, (0..n).map(item));
-        round_trip(helper!(vec_box), &value, expected);
-    }
-    assert!(model(0, (0..300).map(item)) > 0);
+    serially(|| {
+        for n in LENGTHS {
+            let value: Vec<Box<Item>> = (0..n).map(|i| Box::new(item(i))).collect();
+            // JSON gives no length, so the batch has no hint.
+            let expected = model(0, (0..n).map(item));
+            round_trip(helper!(vec_box), &value, expected);
+        }
+        assert!(model(0, (0..300).map(item)) > 0);
+    });
 }
 
 #[test]
 fn vec_deque_box_round_trips() {
-    let _serial = serial();
-    for n in LENGTHS {
-        let value: VecDeque<Box<Item>> = (0..n).map(|i| Box::new(item(i))).collect();
-        let expected = model(0, (0..n).map(item));
-        round_trip(helper!(vec_deque_box), &value, expected);
-    }
+    serially(|| {
+        for n in LENGTHS {
+            let value: VecDeque<Box<Item>> = (0..n).map(|i| Box::new(item(i))).collect();
+            let expected = model(0, (0..n).map(item));
+            round_trip(helper!(vec_deque_box), &value, expected);
+        }
+    });
 }
 
 #[test]
 fn vec_option_box_round_trips() {
-    let _serial = serial();
-    let present = |i: &u32| i % 3 != 1;
-    for n in LENGTHS {
-        let value: Vec<Option<Box<Item>>> = (0..n)
-            .map(|i| present(&i).then(|| Box::new(item(i))))
-            .collect();
-        // `null`s take no slot.
-        let expected = model(0, (0..n).filter(present).map(item));
-        round_trip(helper!(vec_option_box), &value, expected);
-    }
-    assert!(model(0, (0..300).filter(present).map(item)) > 0);
+    serially(|| {
+        let present = |i: &u32| i % 3 != 1;
+        for n in LENGTHS {
+            let value: Vec<Option<Box<Item>>> = (0..n)
+                .map(|i| present(&i).then(|| Box::new(item(i))))
+                .collect();
+            // `null`s take no slot.
+            let expected = model(0, (0..n).filter(present).map(item));
+            round_trip(helper!(vec_option_box), &value, expected);
+        }
+        assert!(model(0, (0..300).filter(present).map(item)) > 0);
+    });
 }
 
 #[test]
 fn hash_map_box_round_trips() {
-    let _serial = serial();
-    for n in LENGTHS {
-        let value: HashMap<String, Box<Item>> = (0..n)
-            .map(|i| (format!("k{i}"), Box::new(item(i))))
-            .collect();
-        let expected = model(0, (0..n).map(item));
-        round_trip(helper!(hash_map_box), &value, expected);
-    }
+    serially(|| {
+        for n in LENGTHS {
+            let value: HashMap<String, Box<Item>> = (0..n)
+                .map(|i| (format!("k{i}"), Box::new(item(i))))
+                .collect();
+            let expected = model(0, (0..n).map(item));
+            round_trip(helper!(hash_map_box), &value, expected);
+        }
+    });
 }
 
 #[test]
 fn hash_map_box_takes_any_default_hasher() {
-    let _serial = serial();
-    type Map = HashMap<u64, Box<u64>, BuildHasherDefault<DefaultHasher>>;
-    let value: Map = (0..100).map(|i| (i, Box::new(i * i))).collect();
-    round_trip::<Map>(helper!(hash_map_box), &value, model(0, 0..100u64));
+    serially(|| {
+        type Map = HashMap<u64, Box<u64>, BuildHasherDefault<DefaultHasher>>;
+        let value: Map = (0..100).map(|i| (i, Box::new(i * i))).collect();
+        round_trip::<Map>(helper!(hash_map_box), &value, model(0, 0..100u64));
+    });
 }
 
 #[test]
 fn btree_map_box_round_trips() {
-    let _serial = serial();
-    for n in LENGTHS {
-        let value: BTreeMap<u32, Box<Item>> = (0..n).map(|i| (i, Box::new(item(i)))).collect();
-        let expected = model(0, (0..n).map(item));
-        round_trip(helper!(btree_map_box), &value, expected);
-    }
+    serially(|| {
+        for n in LENGTHS {
+            let value: BTreeMap<u32, Box<Item>> = (0..n).map(|i| (i, Box::new(item(i)))).collect();
+            let expected = model(0, (0..n).map(item));
+            round_trip(helper!(btree_map_box), &value, expected);
+        }
+    });
 }
 
 #[test]
 fn a_repeated_key_keeps_the_last_value_as_serde_does() {
-    let _serial = serial();
-    let before = stats();
-    let json = r#"{"a": 1, "b": 2, "a": 3, "c": 4, "a": 5, "d": 6}"#;
-    let hashed: HashMap<String, Box<u32>> = through(helper!(hash_map_box), json).unwrap();
-    assert_eq!(hashed, serde_json::from_str(json).unwrap());
-    assert_eq!(*hashed["a"], 5);
-    let sorted: BTreeMap<String, Box<u32>> = through(helper!(btree_map_box), json).unwrap();
-    assert_eq!(sorted, serde_json::from_str(json).unwrap());
-    assert_boxes_disjoint(&[&hashed, &sorted]);
-    drop((hashed, sorted));
-    // The replaced values' boxes were freed, batched or not.
-    assert_slots_back_at(&before, &stats());
+    serially(|| {
+        let before = stats();
+        let json = r#"{"a": 1, "b": 2, "a": 3, "c": 4, "a": 5, "d": 6}"#;
+        let hashed: HashMap<String, Box<u32>> = through(helper!(hash_map_box), json).unwrap();
+        assert_eq!(hashed, serde_json::from_str(json).unwrap());
+        assert_eq!(*hashed["a"], 5);
+        let sorted: BTreeMap<String, Box<u32>> = through(helper!(btree_map_box), json).unwrap();
+        assert_eq!(sorted, serde_json::from_str(json).unwrap());
+        assert_boxes_disjoint(&[&hashed, &sorted]);
+        drop((hashed, sorted));
+        // The replaced values' boxes were freed, batched or not.
+        assert_slots_back_at(&before, &stats());
+    });
 }
 
 /// The form users write: a struct whose fields name the helpers.
@@ -261,65 +257,67 @@ struct Helped {
 
 #[test]
 fn struct_fields_name_every_helper() {
-    let _serial = serial();
-    let value = Helped {
-        list: (0..50).map(|i| Box::new(item(i))).collect(),
-        queue: (0..40).map(|i| Box::new(format!("job {i}"))).collect(),
-        holes: (0..30).map(|i| (i % 2 == 0).then(|| Box::new(i))).collect(),
-        by_name: (0..20)
-            .map(|i| (format!("n{i}"), Box::new(item(i))))
-            .collect(),
-        by_id: (0..10).map(|i| (i, Box::new(item(i)))).collect(),
-    };
-    let expected = model(0, (0..50).map(item))
-        + model(0, (0..40).map(|i| format!("job {i}")))
-        + model(0, (0..30u64).step_by(2))
-        + model(0, (0..20).map(item))
-        + model(0, (0..10).map(item));
-    assert!(expected > 0);
-    let json = serde_json::to_string_pretty(&value).unwrap();
-    let (back, batched) = counting(|| serde_json::from_str::<Helped>(&json).unwrap());
-    assert_eq!(back, value);
-    assert_eq!(batched, expected);
+    serially(|| {
+        let value = Helped {
+            list: (0..50).map(|i| Box::new(item(i))).collect(),
+            queue: (0..40).map(|i| Box::new(format!("job {i}"))).collect(),
+            holes: (0..30).map(|i| (i % 2 == 0).then(|| Box::new(i))).collect(),
+            by_name: (0..20)
+                .map(|i| (format!("n{i}"), Box::new(item(i))))
+                .collect(),
+            by_id: (0..10).map(|i| (i, Box::new(item(i)))).collect(),
+        };
+        let expected = model(0, (0..50).map(item))
+            + model(0, (0..40).map(|i| format!("job {i}")))
+            + model(0, (0..30u64).step_by(2))
+            + model(0, (0..20).map(item))
+            + model(0, (0..10).map(item));
+        assert!(expected > 0);
+        let json = serde_json::to_string_pretty(&value).unwrap();
+        let (back, batched) = counting(|| serde_json::from_str::<Helped>(&json).unwrap());
+        assert_eq!(back, value);
+        assert_eq!(batched, expected);
+    });
 }
 
 #[test]
 fn a_length_from_the_input_sizes_the_batch() {
-    let _serial = serial();
-    let n = 1000u64;
-    let values: Vec<u64> = (0..n).collect();
+    serially(|| {
+        let n = 1000u64;
+        let values: Vec<u64> = (0..n).collect();
 
-    // serde's value deserializers report their exact length, as binary
-    // formats do.
-    let de: SeqDeserializer<_, ValueError> = values.clone().into_deserializer();
-    let before = stats();
-    let boxes = batch_alloc::serde_boxes::vec_box::<_, u64>(de).unwrap();
-    let after = stats();
-    assert_eq!(boxes.iter().map(|b| **b).collect::<Vec<_>>(), values);
-    let hinted = after.batched_boxes - before.batched_boxes;
-    let hinted_refills = after.reserve_calls - before.reserve_calls;
-    assert_eq!(hinted, model(n as usize, 0..n));
-    assert_eq!(hinted, n, "a batch told the length serves every box");
+        // serde's value deserializers report their exact length, as binary
+        // formats do.
+        let de: SeqDeserializer<_, ValueError> = values.clone().into_deserializer();
+        let before = stats();
+        let boxes = batch_alloc::serde_boxes::vec_box::<_, u64>(de).unwrap();
+        let after = stats();
+        assert_eq!(boxes.iter().map(|b| **b).collect::<Vec<_>>(), values);
+        let hinted = after.batched_boxes - before.batched_boxes;
+        let hinted_refills = after.reserve_calls - before.reserve_calls;
+        assert_eq!(hinted, model(n as usize, 0..n));
+        assert_eq!(hinted, n, "a batch told the length serves every box");
 
-    // JSON does not: the batch starts small and grows.
-    let json = serde_json::to_string(&values).unwrap();
-    let before = stats();
-    let unhinted = through(helper!(vec_box::<_, u64>), &json).unwrap();
-    let after = stats();
-    assert_eq!(unhinted, boxes);
-    assert_eq!(after.batched_boxes - before.batched_boxes, n);
-    assert!(
-        after.reserve_calls - before.reserve_calls > hinted_refills,
-        "a hinted batch reserves in fewer calls ({hinted_refills})"
-    );
+        // JSON does not: the batch starts small and grows.
+        let json = serde_json::to_string(&values).unwrap();
+        let before = stats();
+        let unhinted = through(helper!(vec_box::<_, u64>), &json).unwrap();
+        let after = stats();
+        assert_eq!(unhinted, boxes);
+        assert_eq!(after.batched_boxes - before.batched_boxes, n);
+        assert!(
+            after.reserve_calls - before.reserve_calls > hinted_refills,
+            "a hinted batch reserves in fewer calls ({hinted_refills})"
+        );
 
-    // Maps too.
-    let map: BTreeMap<String, u64> = (0..n).map(|i| (format!("{i:04}"), i)).collect();
-    let de: MapDeserializer<_, ValueError> = map.clone().into_deserializer();
-    let (boxed, batched) =
-        counting(|| batch_alloc::serde_boxes::btree_map_box::<_, String, u64>(de).unwrap());
-    assert_eq!(batched, n);
-    assert!(boxed.iter().all(|(k, v)| map[k] == **v));
+        // Maps too.
+        let map: BTreeMap<String, u64> = (0..n).map(|i| (format!("{i:04}"), i)).collect();
+        let de: MapDeserializer<_, ValueError> = map.clone().into_deserializer();
+        let (boxed, batched) =
+            counting(|| batch_alloc::serde_boxes::btree_map_box::<_, String, u64>(de).unwrap());
+        assert_eq!(batched, n);
+        assert!(boxed.iter().all(|(k, v)| map[k] == **v));
+    });
 }
 
 /// A deserializer that claims `claimed` elements (or entries) and yields
@@ -400,35 +398,38 @@ impl<'de> Deserializer<'de> for Lying {
 
 #[test]
 fn a_length_from_the_input_is_not_trusted() {
-    let _serial = serial();
-    let live = stats().live_slots;
-    // serde's own limit: 1 MiB of elements.
-    let most = (1 << 20) / size_of::<Box<u64>>();
-    for claimed in [usize::MAX, u32::MAX as usize + 7, 1 << 40, 3] {
-        let lying = |actual| Lying { claimed, actual };
+    serially(|| {
+        let live = stats().live_slots;
+        // serde's own limit: 1 MiB of elements.
+        let most = (1 << 20) / size_of::<Box<u64>>();
+        for claimed in [usize::MAX, u32::MAX as usize + 7, 1 << 40, 3] {
+            let lying = |actual| Lying { claimed, actual };
 
-        let list = batch_alloc::serde_boxes::vec_box::<_, u64>(lying(0..3)).unwrap();
-        assert_eq!(list.iter().map(|b| **b).collect::<Vec<_>>(), [0, 1, 2]);
-        assert!(list.capacity() <= most, "claimed {claimed}");
-        let deque = batch_alloc::serde_boxes::vec_deque_box::<_, u64>(lying(0..3)).unwrap();
-        assert!(deque.capacity() <= most, "claimed {claimed}");
-        let holes = batch_alloc::serde_boxes::vec_option_box::<_, u64>(lying(0..3)).unwrap();
-        assert_eq!(holes.len(), 3);
-        assert!(holes.capacity() <= most, "claimed {claimed}");
+            let list = batch_alloc::serde_boxes::vec_box::<_, u64>(lying(0..3)).unwrap();
+            assert_eq!(list.iter().map(|b| **b).collect::<Vec<_>>(), [0, 1, 2]);
+            assert!(list.capacity() <= most, "claimed {claimed}");
+            let deque = batch_alloc::serde_boxes::vec_deque_box::<_, u64>(lying(0..3)).unwrap();
+            assert!(deque.capacity() <= most, "claimed {claimed}");
+            let holes = batch_alloc::serde_boxes::vec_option_box::<_, u64>(lying(0..3)).unwrap();
+            assert_eq!(holes.len(), 3);
+            assert!(holes.capacity() <= most, "claimed {claimed}");
 
-        let map = batch_alloc::serde_boxes::hash_map_box::<_, u64, u64, std::hash::RandomState>(
-            lying(0..6),
-        )
-        .unwrap();
-        assert_eq!(map.len(), 3);
-        assert!(map.capacity() <= 2 * (1 << 20) / size_of::<(u64, Box<u64>)>());
-        let sorted = batch_alloc::serde_boxes::btree_map_box::<_, u64, u64>(lying(0..6)).unwrap();
-        assert_eq!(sorted.len(), 3);
-        assert_boxes_disjoint(&[&list, &deque, &holes, &map, &sorted]);
-        drop((list, deque, holes, map, sorted));
-        assert_eq!(stats().live_slots, live, "claimed {claimed}");
-        assert_span_bytes_sane(&stats());
-    }
+            let map =
+                batch_alloc::serde_boxes::hash_map_box::<_, u64, u64, std::hash::RandomState>(
+                    lying(0..6),
+                )
+                .unwrap();
+            assert_eq!(map.len(), 3);
+            assert!(map.capacity() <= 2 * (1 << 20) / size_of::<(u64, Box<u64>)>());
+            let sorted =
+                batch_alloc::serde_boxes::btree_map_box::<_, u64, u64>(lying(0..6)).unwrap();
+            assert_eq!(sorted.len(), 3);
+            assert_boxes_disjoint(&[&list, &deque, &holes, &map, &sorted]);
+            drop((list, deque, holes, map, sorted));
+            assert_eq!(stats().live_slots, live, "claimed {claimed}");
+            assert_span_bytes_sane(&stats());
+        }
+    });
 }
 
 /// Malformed inputs: each fails after `good` well-formed elements.
@@ -480,46 +481,48 @@ fn fails_like_serde<C: DeserializeOwned + Debug>(
 
 #[test]
 fn malformed_lists_fail_like_serde_and_leak_nothing() {
-    let _serial = serial();
-    for (what, json, good) in malformed_lists() {
-        fails_like_serde::<Vec<Box<Item>>>(helper!(vec_box), what, &json, good);
-        fails_like_serde::<VecDeque<Box<Item>>>(helper!(vec_deque_box), what, &json, good);
-        fails_like_serde::<Vec<Option<Box<Item>>>>(helper!(vec_option_box), what, &json, good);
-    }
+    serially(|| {
+        for (what, json, good) in malformed_lists() {
+            fails_like_serde::<Vec<Box<Item>>>(helper!(vec_box), what, &json, good);
+            fails_like_serde::<VecDeque<Box<Item>>>(helper!(vec_deque_box), what, &json, good);
+            fails_like_serde::<Vec<Option<Box<Item>>>>(helper!(vec_option_box), what, &json, good);
+        }
+    });
 }
 
 #[test]
 fn malformed_maps_fail_like_serde_and_leak_nothing() {
-    let _serial = serial();
-    let entries = |n: u32| {
-        (0..n)
-            .map(|i| format!("\"{i}\": {}", serde_json::to_string(&item(i)).unwrap()))
-            .collect::<Vec<_>>()
-            .join(",\n")
-    };
-    let cases = [
-        ("not a map", "[1, 2, 3]".to_string(), 0),
-        (
-            "a bad value",
-            format!(r#"{{{}, "x": {{"id": -1}}}}"#, entries(120)),
-            120,
-        ),
-        (
-            "a bad key",
-            format!(r#"{{{}, "seven": {}}}"#, entries(50), "{}"),
-            50,
-        ),
-        ("cut short", format!("{{{}, ", entries(70)), 70),
-        (
-            "a missing value",
-            format!(r#"{{{}, "9": }}"#, entries(30)),
-            30,
-        ),
-    ];
-    for (what, json, good) in cases {
-        fails_like_serde::<BTreeMap<u32, Box<Item>>>(helper!(btree_map_box), what, &json, good);
-        fails_like_serde::<HashMap<u32, Box<Item>>>(helper!(hash_map_box), what, &json, good);
-    }
+    serially(|| {
+        let entries = |n: u32| {
+            (0..n)
+                .map(|i| format!("\"{i}\": {}", serde_json::to_string(&item(i)).unwrap()))
+                .collect::<Vec<_>>()
+                .join(",\n")
+        };
+        let cases = [
+            ("not a map", "[1, 2, 3]".to_string(), 0),
+            (
+                "a bad value",
+                format!(r#"{{{}, "x": {{"id": -1}}}}"#, entries(120)),
+                120,
+            ),
+            (
+                "a bad key",
+                format!(r#"{{{}, "seven": {}}}"#, entries(50), "{}"),
+                50,
+            ),
+            ("cut short", format!("{{{}, ", entries(70)), 70),
+            (
+                "a missing value",
+                format!(r#"{{{}, "9": }}"#, entries(30)),
+                30,
+            ),
+        ];
+        for (what, json, good) in cases {
+            fails_like_serde::<BTreeMap<u32, Box<Item>>>(helper!(btree_map_box), what, &json, good);
+            fails_like_serde::<HashMap<u32, Box<Item>>>(helper!(hash_map_box), what, &json, good);
+        }
+    });
 }
 
 /// Panics in `Deserialize` after `after` values.
@@ -536,42 +539,44 @@ impl<'de> Deserialize<'de> for Fuse {
 
 #[test]
 fn a_panic_halfway_leaks_nothing() {
-    let _serial = serial();
-    let before = stats();
-    let json = serde_json::to_string(&(0..200).collect::<Vec<u64>>()).unwrap();
-    let (result, batched) = counting(|| {
-        catch_unwind(AssertUnwindSafe(|| {
-            through(helper!(vec_box::<_, Fuse>), &json)
-        }))
+    serially(|| {
+        let before = stats();
+        let json = serde_json::to_string(&(0..200).collect::<Vec<u64>>()).unwrap();
+        let (result, batched) = counting(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                through(helper!(vec_box::<_, Fuse>), &json)
+            }))
+        });
+        assert!(result.is_err(), "the 100th element panics");
+        assert!(batched > 0);
+        assert_slots_back_at(&before, &stats());
     });
-    assert!(result.is_err(), "the 100th element panics");
-    assert!(batched > 0);
-    assert_slots_back_at(&before, &stats());
 }
 
 #[test]
 fn boxes_outlive_their_container_and_cross_threads() {
-    let _serial = serial();
-    let before = stats();
-    let json = serde_json::to_string(&(0..500).map(item).collect::<Vec<_>>()).unwrap();
-    let (mut list, batched) = counting(|| through(helper!(vec_box::<_, Item>), &json).unwrap());
-    assert!(batched > 0);
-    assert!(list.iter().zip(0..).all(|(b, i)| **b == item(i)));
-    assert_boxes_disjoint(&[&list]);
-    let kept = list.swap_remove(250);
-    let dropped_elsewhere = std::thread::spawn(move || {
-        let sum: u64 = list.iter().map(|i| i.id as u64).sum();
-        drop(list);
-        sum
-    })
-    .join()
-    .unwrap();
-    assert_eq!(dropped_elsewhere, (0..500).sum::<u64>() - 250);
-    assert_eq!(*kept, item(250));
-    assert!(
-        stats().live_slots > before.live_slots,
-        "the kept box is a slot"
-    );
-    drop(kept);
-    assert_slots_back_at(&before, &stats());
+    serially(|| {
+        let before = stats();
+        let json = serde_json::to_string(&(0..500).map(item).collect::<Vec<_>>()).unwrap();
+        let (mut list, batched) = counting(|| through(helper!(vec_box::<_, Item>), &json).unwrap());
+        assert!(batched > 0);
+        assert!(list.iter().zip(0..).all(|(b, i)| **b == item(i)));
+        assert_boxes_disjoint(&[&list]);
+        let kept = list.swap_remove(250);
+        let dropped_elsewhere = std::thread::spawn(move || {
+            let sum: u64 = list.iter().map(|i| i.id as u64).sum();
+            drop(list);
+            sum
+        })
+        .join()
+        .unwrap();
+        assert_eq!(dropped_elsewhere, (0..500).sum::<u64>() - 250);
+        assert_eq!(*kept, item(250));
+        assert!(
+            stats().live_slots > before.live_slots,
+            "the kept box is a slot"
+        );
+        drop(kept);
+        assert_slots_back_at(&before, &stats());
+    });
 }

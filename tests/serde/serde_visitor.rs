@@ -15,20 +15,13 @@
 
 #![allow(clippy::vec_box)]
 
-#[allow(dead_code)]
-#[path = "../rt/tests/common/check.rs"]
-mod check;
-mod serial;
-
 use std::fmt::Debug;
 
-use batch_alloc::{stats, BatchAlloc, Capture};
-use check::{assert_disjoint, assert_span_bytes_sane, box_range};
+use batch_alloc::{stats, Capture};
 use serde::{Deserialize, Serialize};
-use serial::{served, with_capture};
 
-#[global_allocator]
-static GLOBAL: BatchAlloc = BatchAlloc::system();
+use crate::check::{assert_disjoint, assert_span_bytes_sane, box_range};
+use crate::serial::{served, with_capture};
 
 #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
 pub struct Event {

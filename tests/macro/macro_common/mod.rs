@@ -1,24 +1,24 @@
 //! What the behaviour tests of `#[batch_alloc]` share: the catalogue of
-//! functions (`catalogue!`), written once and compiled twice in each test
-//! binary, as written in `plain` and under the attribute in `batched`; the
-//! types those functions use; the tests both modes run (`scenarios`); and a
-//! small executor that moves futures between threads (`pool`).
+//! functions (`catalogue!`), written once and compiled twice in each mode's
+//! module, as written in `plain` and under the attribute in `batched`; the
+//! types those functions use; the tests both modes run (`scenarios.rs`);
+//! and a small executor that moves futures between threads (`pool`).
 //!
-//! Each binary that uses it declares `mod serial;` too (`tests/serial`),
-//! and invokes `catalogue!` at its root, where `scenarios` finds `plain`
-//! and `batched`.
+//! Each mode's module invokes `catalogue!` and declares its own copy of
+//! `scenarios` (`#[path = "macro_common/scenarios.rs"] mod scenarios;`),
+//! which finds that mode's `plain` and `batched` as `super::plain` and
+//! `super::batched`.
 //!
-//! `tests/macro_boxes.rs` compiles the catalogue under
-//! `#[batch_alloc(boxes)]`, `tests/macro_scoped.rs` under `#[batch_alloc]`.
-//! Each function must give the same results both ways; which of its boxes
-//! the runtime serves differs by mode, and each test file states its own
-//! expectations of what each scenario counts.
+//! `macro_boxes.rs` compiles the catalogue under `#[batch_alloc(boxes)]`,
+//! `macro_scoped.rs` under `#[batch_alloc]`. Each function must give the
+//! same results both ways; which of its boxes the runtime serves differs
+//! by mode, and each module states its own expectations of what each
+//! scenario counts.
 
 // Each test binary uses part of what is here.
 #![allow(dead_code)]
 
 pub mod pool;
-pub mod scenarios;
 
 use std::cell::RefCell;
 use std::future::Future;

@@ -1,7 +1,7 @@
-//! The behaviour tests both modes share, written once: each scenario runs
-//! functions of the catalogue as written and under the attribute (the
-//! binary's `plain` and `batched` modules, which `catalogue!` declares at
-//! its root), checks what must hold in any mode (equal results, the same
+//! The behaviour tests both modes share, written once and declared in each
+//! mode's module: each scenario runs functions of the catalogue as written
+//! and under the attribute (the mode's `plain` and `batched` modules, which
+//! `catalogue!` declares next to this one), checks what must hold in any mode (equal results, the same
 //! logs, `into_iter` once), and returns what the mode's machinery served,
 //! for the binary to compare with its mode's expectations.
 
@@ -12,9 +12,10 @@ use std::rc::Rc;
 
 use batch_alloc::stats;
 
-use super::pool::{self, Polled, Pool};
-use super::{block_on, unbox, CountedRange, Fill, Log, Shape};
-use crate::{batched, plain};
+use super::{batched, plain};
+
+use crate::macro_common::pool::{self, Polled, Pool};
+use crate::macro_common::{block_on, unbox, CountedRange, Fill, Log, Shape};
 
 // The catalogue's futures are `Send`, checked at compile time.
 const _: () = {
@@ -27,7 +28,7 @@ const _: () = {
     }
 };
 
-/// How a binary counts what its mode serves.
+/// How a mode's module counts what its mode serves.
 pub trait Mode {
     /// Runs `f`; returns what it returned and how many allocations this
     /// mode's machinery (batches, or scopes) served meanwhile.

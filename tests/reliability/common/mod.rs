@@ -1,4 +1,5 @@
-//! Shared by the reliability tests (`tests/reliability_*.rs`): a seeded
+//! Shared by the reliability tests (`tests/reliability/`, and
+//! `tests/reliability_fault_inner.rs`, which includes it by path): a seeded
 //! generator, boxes that carry a fill pattern checked when they are freed
 //! (batched or plain), resident-memory readings; and, shared with the
 //! runtime's tests, the checks on live objects and statistics and
@@ -8,11 +9,11 @@
 
 use batch_alloc::{size_classes, Batch, SizeClass};
 
-#[path = "../../rt/tests/common/check.rs"]
+#[path = "../../../rt/tests/common/check.rs"]
 mod check;
-#[path = "../../rt/tests/common/child.rs"]
+#[path = "../../../rt/tests/common/child.rs"]
 mod child;
-#[path = "../../rt/tests/common/rng.rs"]
+#[path = "../../../rt/tests/common/rng.rs"]
 mod rng;
 
 // Not every test binary that shares this module uses all of these.
