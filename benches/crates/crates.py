@@ -349,9 +349,15 @@ def prepare_sources(annotator, wanted, facade):
             if os.path.exists(dest):
                 shutil.rmtree(dest)
             shutil.copytree(registry_dir, dest, ignore=shutil.ignore_patterns("target", ".cargo-ok"))
+            # Writable, and dated now: cargo fingerprints path sources by
+            # mtime, and a copy dated as published could pass for the
+            # binaries of an earlier copy elsewhere (whose
+            # CARGO_MANIFEST_DIR, baked into tests, is gone).
+            now = time.time()
             for root, dirs, files in os.walk(dest):
                 for f in files:
                     os.chmod(os.path.join(root, f), 0o644)
+                    os.utime(os.path.join(root, f), (now, now))
             manifest = os.path.join(dest, "Cargo.toml")
             append(manifest, "\n# Added by batch-alloc's crates harness.\n[workspace]\n")
             if kind == "annotated":
@@ -388,7 +394,12 @@ def resolve_facade(spec):
     if os.path.isdir(spec):
         return os.path.abspath(spec)
     sha = run(["git", "rev-parse", "--verify", f"{spec}^{{commit}}"], cwd=ROOT).stdout.strip()
-    dest = os.path.join(SCRATCH, "facade", sha[:12])
+    # Keyed by what the facade is built from, so that commits elsewhere in
+    # the repository (docs, benches) reuse the snapshot and its builds.
+    trees = run(["git", "rev-parse"] + [f"{sha}:{p}" for p in ("Cargo.toml", "rt", "macros", "src")],
+                cwd=ROOT).stdout
+    key = "src-" + hashlib.sha256(trees.encode()).hexdigest()[:10]
+    dest = os.path.join(SCRATCH, "facade", key)
     if not os.path.exists(os.path.join(dest, ".complete")):
         if os.path.exists(dest):
             shutil.rmtree(dest)
@@ -397,7 +408,8 @@ def resolve_facade(spec):
         subprocess.run(["tar", "-x", "-C", dest], stdin=archive.stdout, check=True)
         if archive.wait() != 0:
             sys.exit(f"crates.py: git archive {sha} failed")
-        open(os.path.join(dest, ".complete"), "w").write(sha)
+        open(os.path.join(dest, ".commit"), "w").write(sha)
+        open(os.path.join(dest, ".complete"), "w").write(key)
     return dest
 
 
@@ -407,7 +419,6 @@ def work_dir(facade):
     snapshot = os.path.join(facade, ".complete")
     if os.path.exists(snapshot):
         key = open(snapshot).read().strip()
-        key = key[:12] if re.fullmatch(r"[0-9a-f]{40}", key) else key
     else:
         key = "dir-" + hashlib.sha256(facade.encode()).hexdigest()[:10]
     return os.path.join(SCRATCH, "at-" + key)
@@ -417,8 +428,9 @@ def facade_info(facade):
     info = dict(path=facade)
     snapshot = os.path.join(facade, ".complete")
     if os.path.exists(snapshot):
-        key = open(snapshot).read().strip()
-        info["commit"] = key[:12] if re.fullmatch(r"[0-9a-f]{40}", key) else key
+        info["snapshot"] = open(snapshot).read().strip()
+        commit = os.path.join(facade, ".commit")
+        info["commit"] = open(commit).read().strip()[:12] if os.path.exists(commit) else "?"
         info["dirty"] = []
         return info
     def git(*args):
@@ -491,11 +503,14 @@ SECTION = re.compile(r"^\s*(Running (?:unittests )?(\S+)|Doc-tests (\S+))")
 def run_tests(dest):
     env = cargo_env()
     started = time.time()
-    proc = run(["cargo", "test", "--no-fail-fast", "--color", "never"], cwd=dest, env=env, check=False)
+    # One stream, so that each test line follows its binary's header.
+    proc = subprocess.run(["cargo", "test", "--no-fail-fast", "--color", "never"], cwd=dest, env=env,
+                          text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc.stderr = proc.stdout
     elapsed = time.time() - started
     results = {}
     section = "?"
-    for line in (proc.stderr + "\n" + proc.stdout).splitlines():
+    for line in proc.stdout.splitlines():
         m = SECTION.match(line)
         if m:
             section = m.group(2) or f"doc:{m.group(3)}"
@@ -626,10 +641,14 @@ def main():
     ap.add_argument("--projects", metavar="A,B", help=f"only these projects, of {','.join(PROJECTS)}")
     ap.add_argument("--workloads", metavar="A,B", help="only these workloads (default all)")
     ap.add_argument("--size", action="append", default=[], metavar="WORKLOAD=N")
-    ap.add_argument("--extra", action="store_true", help="also the wrapper-alone and attr-on-glibc builds")
+    ap.add_argument("--extra", action="store_true",
+                    help="also build the wrapper-alone and attr-on-glibc builds, for callgrind")
+    ap.add_argument("--extra-rounds", action="store_true", help="and time them in the rounds too")
     ap.add_argument("--tests", dest="tests", action="store_true", default=None, help="run the crates' tests")
     ap.add_argument("--skip-tests", dest="tests", action="store_false")
     ap.add_argument("--tests-only", action="store_true")
+    ap.add_argument("--tests-from", metavar="RESULTS",
+                    help="take the tests' outcome from an earlier results.json (same facade) instead of running them")
     ap.add_argument("--skip-callgrind", action="store_true")
     ap.add_argument("--build-only", action="store_true", help="build and check, measure nothing")
     ap.add_argument("--facade", default="HEAD",
@@ -679,7 +698,13 @@ def main():
                    host=dict(nproc=os.cpu_count(), thp={
                        k: open(f"/sys/kernel/mm/transparent_hugepage/{k}").read().strip()
                        for k in ("enabled", "defrag")}))
-    if cfg["tests"] or args.tests_only:
+    if args.tests_from:
+        earlier = json.load(open(args.tests_from))
+        if earlier["facade"].get("snapshot") != results["facade"].get("snapshot"):
+            sys.exit(f"crates.py: {args.tests_from} was run against another facade")
+        results["tests"] = earlier["tests"]
+        results["tests_from"] = os.path.abspath(args.tests_from)
+    elif cfg["tests"] or args.tests_only:
         results["tests"] = tests(sources)
     if args.tests_only:
         finish(results, out_dir, started)
@@ -694,7 +719,9 @@ def main():
     if args.build_only:
         finish(results, out_dir, started)
         return
-    results["cells"] = rounds(paths, inputs, builds, cfg, out_dir)
+    timed = builds if args.extra_rounds else {b: v for b, v in builds.items() if b in BUILDS}
+    results["timed_builds"] = list(timed)
+    results["cells"] = rounds(paths, inputs, timed, cfg, out_dir)
     if cfg["callgrind"]:
         results["instructions"] = callgrind(paths, inputs, builds)
     finish(results, out_dir, started)

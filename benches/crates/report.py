@@ -59,7 +59,7 @@ def ratios(base, this):
 
 def cell_table(res, w, mode):
     cells = res["cells"][w][mode]
-    builds = [b for b in res["builds"] if cells.get(b)]
+    builds = [b for b in res.get("timed_builds", res["builds"]) if cells.get(b)]
     metrics = {
         "wall": {b: wall_per_round(cells[b]) for b in builds},
         "parse": {b: per_round(cells[b], lambda run: run["parse_ns"]) for b in builds},
@@ -68,8 +68,8 @@ def cell_table(res, w, mode):
     lines = []
     lines.append(f"**{MODES[mode]}**")
     lines.append("")
-    lines.append("| build | process time | vs glibc | vs mimalloc | parse | vs glibc | vs mimalloc | drop | vs glibc | vs mimalloc | peak RSS | minor faults (process) | faults in parse / drop |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines.append("| build | process time | vs glibc | vs mimalloc | parse | vs glibc | vs mimalloc | drop | vs glibc | vs mimalloc | peak RSS | minor faults (process) | faults in parse / drop | CPU user / sys (process) |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for b in builds:
         row = [BUILD_TITLES.get(b, b)]
         for metric in ("wall", "parse", "drop"):
@@ -90,6 +90,7 @@ def cell_table(res, w, mode):
         row.append(mb(med([r["maxrss_kb"] for r in runs])))
         row.append(num(med([r["minflt"] for r in runs])))
         row.append(f"{num(med([r['minflt_parse'] for r in runs]))} / {num(med([r['minflt_drop'] for r in runs]))}")
+        row.append(f"{med([r['utime_us'] for r in runs]) / 1e3:.0f} / {med([r['stime_us'] for r in runs]) / 1e3:.0f} ms")
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     return lines
@@ -105,8 +106,8 @@ def counters(res, w):
                 continue
             first = runs[0]["batch"]
             out.append(f"{mode}, {BUILD_TITLES.get(b, b)}: {num(first['scoped_allocations'])} allocations "
-                       f"from scopes, {num(first['reserve_calls'])} refills, span bytes "
-                       f"{first['span_bytes'] / 2**20:+.1f} MiB over the parse")
+                       f"from scopes, {num(first['reserve_calls'])} refills, "
+                       f"{first['span_bytes'] / 2**20:.1f} MiB of spans with the value alive")
     return out
 
 

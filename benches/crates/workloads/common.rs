@@ -66,11 +66,14 @@ pub fn measure<T>(
         if last {
             m.items = items(&value);
             if let (Some(before), Some(after)) = (before, crate::alloc::stats()) {
+                // Counters over the parse; gauges (live slots, span and
+                // cached bytes) as they stand with the value alive.
+                let gauge = |name: &str| matches!(name, "live_slots" | "span_bytes" | "cached_bytes");
                 m.stats_parse = Some(
                     after
                         .iter()
                         .zip(before.iter())
-                        .map(|(a, b)| (a.0, a.1.wrapping_sub(b.1)))
+                        .map(|(a, b)| (a.0, if gauge(a.0) { a.1 } else { a.1.wrapping_sub(b.1) }))
                         .collect(),
                 );
             }
