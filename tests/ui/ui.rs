@@ -13,8 +13,9 @@
 fn ui() {
     // trybuild builds the cases and their dependencies with cargo, in a
     // project of its own that this workspace's profiles do not reach: line
-    // tables are all a failing case's backtrace needs, and full debug info
-    // made that build a third longer.
+    // tables, as the workspace's [profile.dev] keeps, are all a failing
+    // case's backtrace needs, and full debug info made that build a third
+    // longer.
     if std::env::var_os("CARGO_PROFILE_DEV_DEBUG").is_none() {
         std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
     }
