@@ -346,18 +346,18 @@ fn where_the_inner_allocator_must_serve_failure_aborts_like_box_new() {
 mod capture_on {
     use super::*;
 
-    use batch_alloc::limits::MAX_SMALL_SIZE;
+    use batch_alloc::limits::MAX_LARGE_SIZE;
     use reliability_common::{
         assert_back_at, assert_captured, assert_disjoint, assert_live, capture_on, slice_range,
         Captured, Patterned, Scope,
     };
 
     /// While the inner allocator fails, a capturing scope keeps serving what it
-    /// has a class for (strings, buffers, plain boxes, a vector growing through
-    /// the classes) from spans: the runtime's own memory. A layout with no
-    /// class still goes to the inner allocator and fails cleanly where the
-    /// caller can take an error; and once the scope closes, allocations fail
-    /// again.
+    /// can (strings, buffers, plain boxes, a vector growing through the
+    /// classes and past them into a large block) from the runtime's own
+    /// memory. A layout past the large blocks still goes to the inner
+    /// allocator and fails cleanly where the caller can take an error; and
+    /// once the scope closes, allocations fail again.
     #[test]
     fn a_capturing_scope_keeps_serving_while_the_inner_allocator_fails() {
         serially(|| {
@@ -385,9 +385,12 @@ mod capture_on {
                     plain_alloc_works(16),
                     "a capturing scope serves while the inner allocator fails"
                 );
-                // Past the largest class: the inner allocator's, which fails.
+                // Past the largest class: a large block.
+                assert!(grown.try_reserve_exact(4 * grown.len()).is_ok());
+                // Past the largest large block: the inner allocator's,
+                // which fails.
                 let at = grown.as_ptr();
-                assert!(grown.try_reserve_exact(MAX_SMALL_SIZE).is_err());
+                assert!(grown.try_reserve_exact(MAX_LARGE_SIZE).is_err());
                 assert_eq!(grown.as_ptr(), at, "the vector stays where it was");
                 drop(scope);
                 assert!(
@@ -413,7 +416,8 @@ mod capture_on {
     }
 
     /// In a capturing scope, with the inner allocator failing: a box of a class
-    /// is served, one with no class (5,000 bytes) aborts as `Box::new` does.
+    /// is served, and so is a large block (5,000 bytes); a buffer past the
+    /// large blocks aborts as `Vec::with_capacity` does.
     fn child_in_a_capturing_scope() {
         let mut warm = Scope::new();
         warm.enter();
@@ -426,25 +430,35 @@ mod capture_on {
             black_box(Box::new([7u8; 40]));
             say(b"child: captured while failing\n");
             black_box(Box::new([5u8; 5000]));
+            say(b"child: large block while failing\n");
+            black_box(Vec::<u8>::with_capacity(MAX_LARGE_SIZE + 1));
         }
         say(b"child: survived (unexpected)\n");
     }
 
     #[test]
-    fn in_a_capturing_scope_a_layout_with_no_class_fails_like_box_new() {
+    fn in_a_capturing_scope_a_layout_past_the_large_blocks_fails_like_box_new() {
         if child_role().is_some() {
             child_in_a_capturing_scope();
             return;
         }
-        let test = "capture_on::in_a_capturing_scope_a_layout_with_no_class_fails_like_box_new";
+        let test =
+            "capture_on::in_a_capturing_scope_a_layout_past_the_large_blocks_fails_like_box_new";
         let output = run_child(test, "captured", None);
         let stderr = String::from_utf8_lossy(&output.stderr);
         let what = describe(&output);
         let served = stderr.find("captured while failing").expect(&what);
+        let large = stderr.find("large block while failing").expect(&what);
         let failed = stderr
-            .find("memory allocation of 5000 bytes failed")
+            .find(&format!(
+                "memory allocation of {} bytes failed",
+                MAX_LARGE_SIZE + 1
+            ))
             .expect(&what);
-        assert!(served < failed && !stderr.contains("survived"), "{what}");
+        assert!(
+            served < large && large < failed && !stderr.contains("survived"),
+            "{what}"
+        );
         #[cfg(unix)]
         {
             use std::os::unix::process::ExitStatusExt;

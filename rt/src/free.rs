@@ -15,6 +15,7 @@ use core::ptr;
 
 use crate::fatal::fatal;
 use crate::heap;
+use crate::large;
 use crate::link::{self, check_slot_start, write_link, CHECK_SLOT_STARTS, HARDENED, MARK_OFFSET};
 use crate::outbox;
 use crate::queues::{after_local_free, after_remote_push};
@@ -135,16 +136,17 @@ unsafe fn free_slow(
 #[cold]
 #[inline(never)]
 unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: usize) {
+    let at = Located { base, offset };
+    if large::is_large(at) {
+        // SAFETY: forwarded contract; a large block needs no heap.
+        return unsafe { large::free(at) };
+    }
     if let Some(heap) = heap::init_in_dealloc() {
         let heap = ptr::from_ref(heap).cast_mut();
-        let owner = Located { base, offset }
-            .span()
-            .owner
-            .load(Ordering::Relaxed);
+        let owner = at.span().owner.load(Ordering::Relaxed);
         // SAFETY: forwarded contract; `heap` is now this thread's.
         return unsafe { free_slow(ptr, base, offset, size, heap, owner) };
     }
-    let at = Located { base, offset };
     let span = at.span();
     if size >= 4 && !span.owner.load(Ordering::Relaxed).is_null() {
         if CHECK_SLOT_STARTS {
@@ -183,6 +185,10 @@ unsafe fn free_rare(
         at: Located { base, offset },
         size,
     };
+    if large::is_large(slot.at) {
+        // SAFETY: forwarded contract.
+        return unsafe { large::free(slot.at) };
+    }
     let span = slot.at.span();
     let owner = span.owner.load(Ordering::Relaxed);
     if owner.is_null() && span.slot_size.load(Ordering::Relaxed) == 0 {

@@ -7,9 +7,15 @@ use core::ptr;
 use core::sync::atomic::AtomicU8;
 use std::alloc::System;
 
+use core::ptr::NonNull;
+
+use crate::class::NO_CLASS;
+use crate::config::MAX_SMALL_SIZE;
 use crate::free::free;
 use crate::heap::{self, captures, ScopeState};
+use crate::large;
 use crate::region::{locate, Located};
+use crate::runs::count_large_block;
 use crate::runs::{alloc_in_scope, bump_captured, class_of_layout};
 use crate::sync::Ordering;
 
@@ -186,8 +192,8 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
     #[cold]
     #[inline(never)]
     unsafe fn alloc_captured_slow(&self, state: ScopeState, layout: Layout) -> *mut u8 {
-        match alloc_in_scope(state, class_of_layout(layout)) {
-            Some(slot) => slot.as_ptr(),
+        match scope_block(state, layout, false) {
+            Some(block) => block.as_ptr(),
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.alloc(layout) },
         }
@@ -199,25 +205,32 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
     /// - As for [`BatchAlloc::alloc_captured_slow`].
     #[inline(never)]
     unsafe fn alloc_zeroed_captured(&self, state: ScopeState, layout: Layout) -> *mut u8 {
-        let slot = match bump_captured(state, layout) {
+        let block = match bump_captured(state, layout) {
             Some(slot) => Some(slot),
-            None => alloc_in_scope(state, class_of_layout(layout)),
+            None => scope_block(state, layout, true),
         };
-        match slot {
-            Some(slot) => {
-                // SAFETY: a slot of at least `layout.size()` bytes, this
-                // caller's now. (A recycled slot holds old data.)
-                unsafe { slot.as_ptr().write_bytes(0, layout.size()) };
-                slot.as_ptr()
+        match block {
+            Some(block) => {
+                // SAFETY: a slot or block of at least `layout.size()` bytes,
+                // this caller's now. (A recycled slot holds old data; a large
+                // block is zeroed already, but the bytes are few next to it.)
+                unsafe {
+                    block
+                        .as_ptr()
+                        .write_bytes(0, layout.size().min(MAX_SMALL_SIZE))
+                };
+                block.as_ptr()
             }
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.alloc_zeroed(layout) },
         }
     }
 
-    /// A slot keeps any size up to its class; past that the contents move to
-    /// a larger slot if a capturing scope is open and has a class for the new
-    /// size, otherwise to the inner allocator, and the slot is freed.
+    /// A slot keeps any size up to its class, and a large block grows or
+    /// shrinks in place where it can (see `large.rs`); past that the contents
+    /// move to a larger slot or block if a capturing scope is open and can
+    /// serve the new size, otherwise to the inner allocator, and the slot is
+    /// freed.
     ///
     /// # Safety
     /// - As for [`GlobalAlloc::realloc`], with `at` locating `ptr`.
@@ -229,10 +242,15 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         layout: Layout,
         new_size: usize,
     ) -> *mut u8 {
-        if new_size <= at.span().slot_size.load(Ordering::Relaxed) as usize {
-            // The caller's pointer covers only the old size; one derived
-            // from the region covers the whole slot, so the grown bytes may
-            // be written through it.
+        // The caller's pointer covers only the old size; one derived from
+        // the region covers the whole slot or block, so the grown bytes may
+        // be written through it.
+        if large::is_large(at) {
+            // SAFETY: the caller's contract, forwarded: `at` is the block's.
+            if let Some(kept) = unsafe { large::resize_in_place(at, new_size) } {
+                return kept;
+            }
+        } else if new_size <= at.span().slot_size.load(Ordering::Relaxed) as usize {
             return at.ptr();
         }
         // SAFETY: the caller guarantees `new_size`, rounded up to the
@@ -240,7 +258,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         let state = heap::scope_state();
         let captured = match captures(state) {
-            true => alloc_in_scope(state, class_of_layout(new_layout)),
+            true => scope_block(state, new_layout, false),
             false => None,
         };
         let new = match captured {
@@ -251,19 +269,18 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         if new.is_null() {
             return ptr::null_mut();
         }
-        // SAFETY: both blocks are valid for `layout.size()` bytes (the new
-        // one is larger) and distinct.
-        unsafe { ptr::copy_nonoverlapping(ptr, new, layout.size()) };
+        // SAFETY: both blocks are valid for the smaller of the two sizes,
+        // and distinct.
+        unsafe { ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size)) };
         // SAFETY: the slot is given up by the caller.
         unsafe { free(ptr, at, layout.size()) };
         new
     }
 
     /// `realloc` of one of the inner allocator's blocks while a capturing
-    /// scope is open: the contents move into a slot when a class serves
-    /// the new size (a vector made before the loop and grown in it, or one
-    /// shrunk back into the classes), otherwise the inner allocator
-    /// reallocates as usual.
+    /// scope is open: the contents move into a slot or a large block when
+    /// the scope can serve the new size (a vector made before the scope and
+    /// grown in it), otherwise the inner allocator reallocates as usual.
     ///
     /// # Safety
     /// - As for [`GlobalAlloc::realloc`], with `ptr` the inner allocator's
@@ -280,7 +297,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // SAFETY: the caller guarantees `new_size`, rounded up to the
         // alignment, does not overflow `isize`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        let Some(slot) = alloc_in_scope(state, class_of_layout(new_layout)) else {
+        let Some(slot) = scope_block(state, new_layout, false) else {
             // SAFETY: the caller's contract, forwarded.
             return unsafe { self.inner.realloc(ptr, layout, new_size) };
         };
@@ -292,6 +309,24 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         unsafe { self.inner.dealloc(ptr, layout) };
         slot.as_ptr()
     }
+}
+
+/// A slot of the class that serves `layout` or, past the classes, a large
+/// block (zeroed if `zeroed`), from the capturing scope `state`: `None`
+/// for what neither serves, or with no memory.
+#[cold]
+#[inline(never)]
+fn scope_block(state: ScopeState, layout: Layout, zeroed: bool) -> Option<NonNull<u8>> {
+    let class = class_of_layout(layout);
+    if class != NO_CLASS {
+        return alloc_in_scope(state, class);
+    }
+    if !large::serves(layout.size(), layout.align()) {
+        return None;
+    }
+    let block = large::alloc(layout.size(), zeroed)?;
+    count_large_block(state);
+    Some(block)
 }
 
 /// Proof, at link time, that a method cannot unwind: with

@@ -34,6 +34,7 @@ use core::sync::atomic::AtomicUsize;
 use crate::class::NUM_CLASSES;
 use crate::os;
 use crate::outbox;
+use crate::pool;
 use crate::queues::{drain_mailbox, give_back, release, release_empty_spans};
 use crate::record::claim_record;
 use crate::region::{self, frame_base};
@@ -195,7 +196,7 @@ fn init_current() -> Option<&'static HeapRecord> {
 /// thread's runs alone, and gives back the rest.
 pub fn trim() {
     trim_current();
-    region::decommit_cached();
+    pool::decommit_cached();
 }
 
 /// Hands back what this thread's heap holds and nothing uses: the chains in

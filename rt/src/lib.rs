@@ -46,15 +46,16 @@
 // 2. sync                  atomics, the spin lock, the index stack, windows
 // 3. types                 the shared structures: spans, heap records, runs
 // 4. link, growth          free-list links and their hardening; refill growth
-// 5. region                address space, frames, the pool, span reset
-// 6. remote, record        the cross-thread word protocol; the heap registry
-// 7. queues                a heap's spans: queues, slots coming back
-// 8. outbox                remote frees, collected and sent in chains
-// 9. heap                  this thread's heap and scope state; thread exit
-// 10. reserve, free        refills; frees
-// 11. runs                 the runs scopes allocate from
-// 12. global, stats        the allocator wrapper and its probe; statistics
-// 13. batch, scope         loop-scoped batches; batch scopes
+// 5. region                address space, frames, span reset
+// 6. pool                  empty frames: single ones and whole extents
+// 7. remote, record, large  the cross-thread word protocol; the heap registry; large blocks
+// 8. queues                a heap's spans: queues, slots coming back
+// 9. outbox                remote frees, collected and sent in chains
+// 10. heap                 this thread's heap and scope state; thread exit
+// 11. reserve, free        refills; frees
+// 12. runs                 the runs scopes allocate from
+// 13. global, stats        the allocator wrapper and its probe; statistics
+// 14. batch, scope         loop-scoped batches; batch scopes
 mod batch;
 mod class;
 mod config;
@@ -63,9 +64,11 @@ mod free;
 mod global;
 mod growth;
 mod heap;
+mod large;
 mod link;
 mod os;
 mod outbox;
+mod pool;
 mod queues;
 mod record;
 mod region;
@@ -118,6 +121,11 @@ pub mod limits {
 
     /// Bytes of span metadata per frame, kept beside the frames.
     pub const SPAN_METADATA_BYTES: usize = size_of::<crate::types::Span>();
+
+    /// The largest allocation a capturing scope serves, past the size
+    /// classes as a large block of whole frames (aligned up to a frame);
+    /// larger ones go to the inner allocator.
+    pub const MAX_LARGE_SIZE: usize = crate::large::LARGE_MAX;
 }
 
 #[cfg(all(test, loom))]

@@ -6,6 +6,7 @@
 
 use crate::class;
 use crate::link::{self, tail_of, write_link};
+use crate::pool;
 use crate::record::count_given_back;
 use crate::region::{self, frame_base};
 use crate::remote::{self, Pushed, Take};
@@ -246,7 +247,7 @@ pub(crate) unsafe fn release(frame: u32, span: &Span) {
     // SAFETY: the caller holds the span alone.
     let class = unsafe { span.local().class };
     // SAFETY: forwarded contract.
-    unsafe { region::release_frame(frame, class::shape(class).span_bytes()) };
+    unsafe { pool::release_frame(frame, class::shape(class).span_bytes()) };
 }
 
 /// After a local free or give-back: the span may have left the full queue or

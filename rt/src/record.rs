@@ -10,17 +10,19 @@ use core::sync::atomic::{AtomicPtr, AtomicU64};
 
 use crate::config::FRAME_SIZE;
 use crate::os;
+use crate::pool;
 use crate::region::{self, frame_base};
 use crate::sync::{Ordering, RunOnce, SpinLock};
 use crate::types::{Counters, HeapRecord, Tally, NO_HEAP};
 
 /// Counters of give-backs from threads that have no heap (a batch ended on
 /// a thread that never refilled, or after its heap retired): what their
-/// counters would have held, `[batched_boxes, reserve_calls, run_slots]`.
+/// counters would have held.
 static HEAPLESS_COUNTERS: Counters = Counters {
     batched_boxes: AtomicU64::new(0),
     reserve_calls: AtomicU64::new(0),
     run_slots: AtomicU64::new(0),
+    large_blocks: AtomicU64::new(0),
 };
 
 /// Every record ever made, newest first. Pushed under [`RECORD_LOCK`];
@@ -67,7 +69,7 @@ fn new_record() -> Option<&'static HeapRecord> {
     // check must not panic.)
     let next = cursor.addr().wrapping_add(SIZE);
     if cursor.is_null() || next > RECORD_END.load(Ordering::Relaxed).addr() {
-        cursor = match region::acquire_frame() {
+        cursor = match pool::acquire_frame() {
             Some(frame) => frame_base(frame),
             None => ptr::null_mut(),
         };
@@ -103,8 +105,9 @@ pub(crate) fn for_each_record(mut f: impl FnMut(&'static HeapRecord)) {
     }
 }
 
-/// Sums of all counters: `[batched_boxes, reserve_calls, run_slots]`.
-pub(crate) fn counter_totals() -> [u64; 3] {
+/// Sums of all counters: `[batched_boxes, reserve_calls, run_slots,
+/// large_blocks]`.
+pub(crate) fn counter_totals() -> [u64; 4] {
     let mut totals = HEAPLESS_COUNTERS.read();
     for_each_record(|r| {
         for (t, c) in totals.iter_mut().zip(r.counters.read()) {

@@ -1,5 +1,4 @@
-//! The reserved address range spans live in, the frames it is cut into, and
-//! the shared pool of empty frames.
+//! The reserved address range spans live in, and the frames it is cut into.
 //!
 //! One reservation holds the span metadata array followed by the frames.
 //! Ownership of a pointer is one subtraction and one comparison against a
@@ -7,21 +6,15 @@
 //! the base is 2^63, an address no user-space pointer reaches, so every
 //! pointer is rejected; if the full size cannot be reserved the region stays
 //! that way and batches fall back to `Box::new`. Frames are committed in
-//! chunks as the high-water mark grows and recycled through lock-free
-//! stacks of empty frames: up to [`POOL_RESIDENT_FRAMES`] stay resident for
-//! good, the rest for [`DECAY_MILLIS`] without reuse before their memory goes
-//! back to the OS (or at once, on [`trim`](crate::trim)).
+//! chunks as the high-water mark grows; empty ones are recycled through the
+//! pool (`pool.rs`).
 
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, AtomicUsize};
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize};
 
-use crate::config::{
-    COMMIT_FRAMES, DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, POOL_RESIDENT_FRAMES,
-    REGION_BYTES,
-};
-use crate::fatal::fatal;
+use crate::config::{COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, REGION_BYTES};
 use crate::os;
-use crate::sync::{window, IndexStack, Ordering, RunOnce, SpinLock};
+use crate::sync::{Ordering, RunOnce, SpinLock};
 use crate::types::Span;
 
 /// First frame, with provenance over the whole reservation; the span
@@ -53,21 +46,6 @@ static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 static NEXT_FRAME: AtomicUsize = AtomicUsize::new(0);
 /// Frames whose memory and metadata are readable and writable.
 static COMMITTED: AtomicUsize = AtomicUsize::new(0);
-/// Empty frames kept resident for good, at most [`POOL_RESIDENT_FRAMES`];
-/// the first place a new span looks. The three stacks of empty frames are
-/// linked through `Span::pool_next`.
-static POOL: IndexStack = IndexStack::new();
-/// Frames on [`POOL`] (pushers count first, so it may briefly exceed it).
-static POOL_LEN: AtomicUsize = AtomicUsize::new(0);
-/// Empty frames past the resident limit, still resident, each stamped with
-/// when it came (`Span::pooled_at`): reused if wanted soon, else decommitted.
-static DECAYING: IndexStack = IndexStack::new();
-/// Frames on [`DECAYING`].
-static DECAYING_LEN: AtomicUsize = AtomicUsize::new(0);
-/// Empty frames whose memory went back to the OS.
-static DECOMMITTED: IndexStack = IndexStack::new();
-/// When [`DECAYING`] was last looked through, in the clock's milliseconds.
-static LAST_DECAY: AtomicU32 = AtomicU32::new(0);
 /// Bytes of spans assigned to heaps or abandoned by exited threads.
 static SPAN_BYTES: AtomicUsize = AtomicUsize::new(0);
 
@@ -168,6 +146,11 @@ pub(crate) fn ensure_ready() -> bool {
     }
 }
 
+/// Whether the region is reserved (without trying to reserve it).
+pub(crate) fn is_ready() -> bool {
+    STATE.load(Ordering::Acquire) == READY
+}
+
 #[cold]
 fn init_slow() -> bool {
     // The fork hooks go in before the lock is first taken, so that a fork
@@ -235,28 +218,6 @@ pub(crate) fn frames_touched() -> u32 {
     handed.min(COMMITTED.load(Ordering::Acquire)) as u32
 }
 
-/// An empty frame for a new span or heap records: from the pool, else past
-/// the high-water mark. `None` when the region is not ready, exhausted, or
-/// cannot commit.
-pub(crate) fn acquire_frame() -> Option<u32> {
-    if !ensure_ready() {
-        return None;
-    }
-    // No decay here: a program taking frames is about to reuse the ones
-    // waiting, and giving their memory back now would fault it in again.
-    if let Some(frame) = pop_empty_frame() {
-        return Some(frame);
-    }
-    let frame = NEXT_FRAME.fetch_add(1, Ordering::Relaxed);
-    if frame >= MAX_FRAMES {
-        return None;
-    }
-    if frame >= COMMITTED.load(Ordering::Acquire) && !commit_through(frame) {
-        return None;
-    }
-    Some(frame as u32)
-}
-
 /// Commits frames (and their metadata) in chunks until `frame` is covered.
 #[cold]
 fn commit_through(frame: usize) -> bool {
@@ -296,126 +257,57 @@ fn commit_frames(from: usize, to: usize) -> bool {
     }
 }
 
-/// Counts a span of `bytes` as assigned to a heap.
+/// Counts a span of `bytes` as assigned to a heap, or a large block's
+/// frames as handed out.
 pub(crate) fn note_assigned(bytes: usize) {
     SPAN_BYTES.fetch_add(bytes, Ordering::Relaxed);
 }
 
-/// Returns an empty span's frame to the empty frames, resetting its
-/// metadata: to the resident pool while it has room, else to wait for reuse
-/// before its memory goes back to the OS.
-///
-/// # Safety
-/// - No slot of the span is out, no thread will touch its remote word
-///   again, and the caller holds the span alone (it owns it, or reclaims it
-///   after abandonment).
-pub(crate) unsafe fn release_frame(frame: u32, span_bytes: usize) {
-    let span = span(frame);
-    if span.slot_size.load(Ordering::Relaxed) == 0 {
-        fatal("batch-alloc: a span released twice");
-    }
-    SPAN_BYTES.fetch_sub(span_bytes, Ordering::Relaxed);
-    // SAFETY: the caller holds the span alone.
-    unsafe { span.reset() };
-    window();
-    if POOL_LEN.fetch_add(1, Ordering::Relaxed) < POOL_RESIDENT_FRAMES {
-        POOL.push(frame, &span.pool_next);
-    } else {
-        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
-        span.pooled_at.store(os::now_millis(), Ordering::Relaxed);
-        DECAYING_LEN.fetch_add(1, Ordering::Relaxed);
-        DECAYING.push(frame, &span.pool_next);
-    }
-    decay_if_due();
+/// Uncounts a large block's frames, given back.
+pub(crate) fn note_released(bytes: usize) {
+    SPAN_BYTES.fetch_sub(bytes, Ordering::Relaxed);
 }
 
-/// Lets frames that waited long enough decay, when the program gives a
-/// frame back: a load when none waits.
-#[inline]
-fn decay_if_due() {
-    if DECAYING_LEN.load(Ordering::Relaxed) != 0 {
-        decay(os::now_millis(), false);
+/// `frames` contiguous frames past the high-water mark, committed: the
+/// first one's index. Nothing has written to them. `None` when the region
+/// is not ready, exhausted, or cannot commit.
+pub(crate) fn fresh_frames(frames: u32) -> Option<u32> {
+    if !ensure_ready() || frames == 0 {
+        return None;
     }
+    let frames = frames as usize;
+    let first = NEXT_FRAME.fetch_add(frames, Ordering::Relaxed);
+    // Frame counts stay far below usize::MAX: no arithmetic here wraps.
+    let last = first.wrapping_add(frames - 1);
+    if last >= MAX_FRAMES {
+        return None;
+    }
+    if last >= COMMITTED.load(Ordering::Acquire) && !commit_through(last) {
+        return None;
+    }
+    Some(first as u32)
 }
 
-/// An empty frame: resident ones first, the longest-waiting last.
-fn pop_empty_frame() -> Option<u32> {
-    let link = |frame| &span(frame).pool_next;
-    if let Some(frame) = POOL.pop(link) {
-        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
-        return Some(frame);
-    }
-    if let Some(frame) = DECAYING.pop(link) {
-        DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
-        return Some(frame);
-    }
-    DECOMMITTED.pop(link)
-}
-
-/// Gives the memory of frames that waited [`DECAY_MILLIS`] unused (all of
-/// them with `everything`) back to the OS. One thread looks at a time, at
-/// most twice per delay unless `everything`; the others carry on (and may
-/// find fewer frames to reuse meanwhile). False if another thread was
-/// looking.
-#[cold]
-fn decay(now: u32, everything: bool) -> bool {
-    let last = LAST_DECAY.load(Ordering::Relaxed);
-    if !everything && now.wrapping_sub(last) < DECAY_MILLIS / 2 {
-        return true;
-    }
-    if LAST_DECAY
-        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-        .is_err()
+/// Takes the `frames` frames from `end` on, if `end` is the high-water
+/// mark: an extent that ends there grows in place. False otherwise.
+pub(crate) fn extend_at_high_water(end: u32, frames: u32) -> bool {
+    let (end, frames) = (end as usize, frames as usize);
+    let new_end = end.wrapping_add(frames);
+    if new_end > MAX_FRAMES
+        || NEXT_FRAME
+            .compare_exchange(end, new_end, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
     {
         return false;
     }
-    // Taking the whole stack makes this thread its only holder: nobody
-    // else reads the links walked below.
-    let mut next = DECAYING.take_all();
-    while let Some(frame) = next.checked_sub(1) {
-        let span = span(frame);
-        next = span.pool_next.load(Ordering::Relaxed);
-        let waited = now.wrapping_sub(span.pooled_at.load(Ordering::Relaxed));
-        if everything || waited >= DECAY_MILLIS {
-            DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
-            // SAFETY: the frame is committed (it was assigned), empty, and
-            // held by this thread alone.
-            unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
-            DECOMMITTED.push(frame, &span.pool_next);
-        } else {
-            DECAYING.push(frame, &span.pool_next);
-        }
-    }
-    true
+    // Taken: past a failed commit they stay unused, as frames past the
+    // region's end do.
+    new_end <= COMMITTED.load(Ordering::Acquire) || commit_through(new_end.wrapping_sub(1))
 }
 
-/// Gives the memory of every empty frame back to the OS now, the resident
-/// pool's included. Frees nothing that is in use.
-pub(crate) fn decommit_cached() {
-    if STATE.load(Ordering::Acquire) != READY {
-        return;
-    }
-    while let Some(frame) = POOL.pop(|frame| &span(frame).pool_next) {
-        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: a frame popped from the pool is empty and this thread's.
-        unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
-        DECOMMITTED.push(frame, &span(frame).pool_next);
-    }
-    let mut spins = 0;
-    while !decay(os::now_millis(), true) {
-        crate::sync::backoff(&mut spins);
-    }
-}
-
-/// Bytes of spans assigned to heaps or abandoned.
+/// Bytes of spans assigned to heaps or abandoned, and of large blocks.
 pub(crate) fn span_bytes() -> usize {
     SPAN_BYTES.load(Ordering::Relaxed)
-}
-
-/// Bytes of empty frames kept resident for reuse.
-pub(crate) fn cached_bytes() -> usize {
-    let frames = POOL_LEN.load(Ordering::Relaxed) + DECAYING_LEN.load(Ordering::Relaxed);
-    frames * FRAME_SIZE
 }
 
 // ---- fork ----

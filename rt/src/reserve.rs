@@ -8,6 +8,7 @@ use crate::class;
 use crate::fatal::fatal;
 use crate::link::{self, read_link};
 use crate::outbox;
+use crate::pool;
 use crate::queues::{collect, drain_mailbox, move_to, push_front};
 use crate::record::count_reserve;
 use crate::region::{self, frame_base};
@@ -330,7 +331,7 @@ fn park_full(local: &mut HeapLocal, frame: u32, span: &Span) {
 
 /// Assigns an empty frame to this heap as a span of `class`.
 fn new_span(heap: &HeapRecord, local: &mut HeapLocal, class: u8) -> Option<u32> {
-    let frame = region::acquire_frame()?;
+    let frame = pool::acquire_frame()?;
     let span = region::span(frame);
     let shape = class::shape(class);
     let owner = heap as *const HeapRecord as *mut HeapRecord;

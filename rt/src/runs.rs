@@ -22,7 +22,7 @@ use crate::link::{self, read_link};
 use crate::region::{self, frame_base};
 use crate::reserve::reserve;
 use crate::sync::Ordering;
-use crate::types::{HeapRecord, Run, Tally};
+use crate::types::{Counters, HeapRecord, Run, Tally};
 
 /// The fast path of a capturing scope's allocation: a bump from the run of
 /// `layout`'s class, for the sizes and alignments of everyday types.
@@ -148,6 +148,14 @@ fn refill(heap: &HeapRecord, run: &Run, class: u8) -> bool {
     );
     run.list_left.store(reservation.list_len, Ordering::Relaxed);
     true
+}
+
+/// Counts a large block served by the open scope `state`, on its heap.
+pub(crate) fn count_large_block(state: ScopeState) {
+    // SAFETY: an open scope's state names this thread's heap record, and
+    // records are never freed.
+    let heap = unsafe { &*scope_heap(state) };
+    Counters::add(&heap.counters.large_blocks, 1);
 }
 
 /// Slots the runs of `heap` hold and have not handed out, for statistics

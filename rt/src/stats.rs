@@ -2,8 +2,9 @@
 
 use crate::heap;
 use crate::outbox;
+use crate::pool::cached_bytes;
 use crate::record::{counter_totals, for_each_record};
-use crate::region::{self, cached_bytes, span_bytes};
+use crate::region::{self, span_bytes};
 use crate::remote::slots_out;
 use crate::runs::unused_slots;
 use crate::sync::Ordering;
@@ -51,7 +52,7 @@ pub fn stats() -> Stats {
         // SAFETY: this thread's heap; records are never freed.
         outbox::send_all(unsafe { &*heap });
     }
-    let [batched_boxes, reserve_calls, run_slots] = counter_totals();
+    let [batched_boxes, reserve_calls, run_slots, large_blocks] = counter_totals();
     let mut out_of_spans: u64 = 0;
     for frame in 0..region::frames_touched() {
         out_of_spans += slots_out(region::span(frame)) as u64;
@@ -66,7 +67,9 @@ pub fn stats() -> Stats {
         batched_boxes,
         // Saturating: a thread refilling or exiting meanwhile can make the
         // two readings disagree for a moment.
-        scoped_allocations: run_slots.saturating_sub(unused_in_runs),
+        scoped_allocations: run_slots
+            .saturating_sub(unused_in_runs)
+            .wrapping_add(large_blocks),
         reserve_calls,
         live_slots: out_of_spans.saturating_sub(unused_in_runs + in_outboxes),
         span_bytes: span_bytes() as u64,
@@ -85,6 +88,8 @@ pub fn scoped_allocations_on_this_thread() -> u64 {
     }
     // SAFETY: this thread's heap; records are never freed.
     let heap = unsafe { &*heap };
-    let run_slots = heap.counters.read()[2];
-    run_slots.saturating_sub(unused_slots(heap))
+    let [_, _, run_slots, large_blocks] = heap.counters.read();
+    run_slots
+        .saturating_sub(unused_slots(heap))
+        .wrapping_add(large_blocks)
 }

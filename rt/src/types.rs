@@ -298,6 +298,8 @@ pub(crate) struct Counters {
     pub reserve_calls: core::sync::atomic::AtomicU64,
     /// Slots reserved to scope runs, less the ones given back unused.
     pub run_slots: core::sync::atomic::AtomicU64,
+    /// Large blocks capturing scopes have served.
+    pub large_blocks: core::sync::atomic::AtomicU64,
 }
 
 impl Counters {
@@ -310,12 +312,13 @@ impl Counters {
         );
     }
 
-    /// `[batched_boxes, reserve_calls, run_slots]`.
-    pub(crate) fn read(&self) -> [u64; 3] {
+    /// `[batched_boxes, reserve_calls, run_slots, large_blocks]`.
+    pub(crate) fn read(&self) -> [u64; 4] {
         [
             self.batched_boxes.load(Ordering::Relaxed),
             self.reserve_calls.load(Ordering::Relaxed),
             self.run_slots.load(Ordering::Relaxed),
+            self.large_blocks.load(Ordering::Relaxed),
         ]
     }
 }

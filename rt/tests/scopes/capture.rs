@@ -17,7 +17,7 @@ use std::rc::Rc;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
-use batch_alloc_rt::limits::{MAX_SMALL_SIZE, PAGE_SIZE};
+use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE, PAGE_SIZE};
 use batch_alloc_rt::{is_active, size_classes, stats, Capture, SizeClass};
 use proptest::prelude::*;
 
@@ -41,6 +41,13 @@ fn class_for(layout: Layout) -> Option<&'static SizeClass> {
 
 fn has_class(layout: Layout) -> bool {
     class_for(layout).is_some()
+}
+
+/// Whether a capturing scope serves `layout`: a class does, or, past the
+/// classes, a large block (up to its limit, aligned up to a frame).
+fn served_in_scope(layout: Layout) -> bool {
+    let large = MAX_SMALL_SIZE < layout.size() && layout.size() <= MAX_LARGE_SIZE;
+    has_class(layout) || (large && layout.align() <= FRAME_SIZE)
 }
 
 /// Byte `i` of the fill pattern of allocation `id`.
@@ -191,7 +198,7 @@ fn strings_are_captured_as_they_are_made_and_grown() {
 }
 
 #[test]
-fn a_vector_grows_through_the_classes_out_of_the_region_and_back_into_it() {
+fn a_vector_grows_through_the_classes_into_a_large_block() {
     with_capture(Capture::All, || {
         on_fresh_thread(|| {
             let before = stats();
@@ -217,13 +224,15 @@ fn a_vector_grows_through_the_classes_out_of_the_region_and_back_into_it() {
                     buffers.len()
                 );
                 assert!(v.iter().copied().eq(0..words as u64));
-                // One more: out of the region, into the inner allocator.
-                let ((), inner) = inner_calls_in(|| v.push(words as u64));
-                assert_eq!(
-                    inner, 1,
-                    "past the largest class the inner allocator serves"
-                );
-                assert!(v.iter().copied().eq(0..=words as u64));
+                // One more: past the classes, a large block of the region,
+                // which grows in place while it can.
+                let ((), inner) = inner_calls_in(|| {
+                    for i in words as u64..4 * words as u64 {
+                        v.push(i);
+                    }
+                });
+                assert_eq!(inner, 0, "past the largest class a large block serves");
+                assert!(v.iter().copied().eq(0..4 * words as u64));
                 drop(buffers);
             });
             assert_eq!(live_since(&before), 0);
@@ -236,7 +245,7 @@ fn a_vector_shrunk_or_grown_back_into_the_classes_returns_to_a_slot() {
     with_capture(Capture::All, || {
         on_fresh_thread(|| {
             in_scope(|| {
-                // Past the largest class: the inner allocator's.
+                // Past the largest class: a large block.
                 let mut v: Vec<u8> = vec![7; MAX_SMALL_SIZE + 1];
                 v.truncate(100);
                 let ((), inner) = inner_calls_in(|| v.shrink_to_fit());
@@ -394,7 +403,7 @@ fn every_layout_is_aligned_and_served_by_a_class_or_passed_through() {
                         for zeroed in [false, true] {
                             id += 1;
                             let (block, inner) = inner_calls_in(|| Block::new(layout, id, zeroed));
-                            let captured = has_class(layout);
+                            let captured = served_in_scope(layout);
                             assert_eq!(inner == 0, captured, "{layout:?} zeroed {zeroed}");
                             expected_scoped += u64::from(captured);
                             blocks.push(block);
@@ -574,7 +583,8 @@ impl Live {
 
 /// Runs one program on this thread (a fresh one), with a second thread for
 /// remote frees. Returns how many allocations the scope should have
-/// served, by the rule that it serves exactly the layouts with a class.
+/// served, by the rule that it serves exactly the layouts with a class or
+/// within the large blocks' limits.
 fn run(program: Vec<Op>) -> u64 {
     let (to_remote, inbox) = mpsc::channel::<Block>();
     let remote = thread::spawn(move || inbox.into_iter().for_each(drop));
@@ -596,7 +606,7 @@ fn run(program: Vec<Op>) -> u64 {
             } => {
                 let layout = Layout::from_size_align(size, 1 << align_shift).unwrap();
                 let (block, inner) = inner_calls_in(|| Block::new(layout, id as u64, zeroed));
-                let captured = !guards.is_empty() && has_class(layout);
+                let captured = !guards.is_empty() && served_in_scope(layout);
                 assert_eq!(inner == 0, captured, "{layout:?}, {} guards", guards.len());
                 served += u64::from(captured);
                 live.insert(block);

@@ -17,6 +17,7 @@
 mod common;
 
 mod capture;
+mod large;
 mod scopes;
 
 use batch_alloc_rt::BatchAlloc;

@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use batch_alloc_rt::limits::MAX_SMALL_SIZE;
+use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{boxed, is_active, scope_on_this_thread, set_capture, stats, Capture, Scope};
 
 use crate::common::{
@@ -463,16 +463,16 @@ fn a_scope_never_serves_another_thread() {
                         .map(|i| Box::new(record(i as u64)))
                         .collect::<Vec<_>>()
                 });
-                assert_eq!(inner, u64::from(size_of::<usize>() * N > MAX_SMALL_SIZE));
+                // The vector too: a slot, or past the classes a large block.
+                assert_eq!(inner, 0);
                 done.wait();
                 mine
             })
         });
         let theirs = other.join().unwrap();
-        let mine_vec_captured = size_of::<usize>() * N <= MAX_SMALL_SIZE;
         assert_eq!(
             scoped_since(&before),
-            N as u64 + u64::from(mine_vec_captured),
+            N as u64 + 1,
             "only the scope's own thread's allocations are counted"
         );
         for (i, (b, bytes)) in theirs.iter().enumerate() {
@@ -591,7 +591,7 @@ fn boxed_without_a_scope_is_box_new_and_with_one_a_slot() {
 struct PastAPage(u64);
 
 #[test]
-fn types_the_runtime_does_not_batch_take_the_inner_allocator() {
+fn types_past_the_classes_are_large_blocks_and_past_those_the_inner_allocators() {
     with_capture(Capture::All, || {
         on_fresh_thread(|| {
             let before = stats();
@@ -600,15 +600,17 @@ fn types_the_runtime_does_not_batch_take_the_inner_allocator() {
                 let (units, inner) =
                     inner_calls_in(|| (boxed(()), Box::new(()), Box::new([0u64; 0])));
                 assert_eq!(inner, 0);
-                // Aligned past a page.
+                // Aligned past a page: no class; a large block where its
+                // alignment is at most a frame's.
                 let (aligned, inner) =
                     inner_calls_in(|| (boxed(PastAPage(1)), Box::new(PastAPage(2))));
-                assert_eq!(inner, 2);
+                let page_aligned_large = align_of::<PastAPage>() <= FRAME_SIZE;
+                assert_eq!(inner, if page_aligned_large { 0 } else { 2 });
                 for p in [&aligned.0, &aligned.1] {
                     assert_eq!((&raw const **p).addr() % align_of::<PastAPage>(), 0);
                 }
                 assert_eq!((aligned.0 .0, aligned.1 .0), (1, 2));
-                // Larger than the largest class.
+                // Larger than the largest class: large blocks.
                 let (large, inner) = inner_calls_in(|| {
                     (
                         boxed([3u8; MAX_SMALL_SIZE + 1]),
@@ -616,15 +618,26 @@ fn types_the_runtime_does_not_batch_take_the_inner_allocator() {
                         vec![5u8; MAX_SMALL_SIZE + 1],
                     )
                 });
-                assert_eq!(inner, 3);
+                assert_eq!(inner, 0);
+                // Larger than the largest large block: the inner allocator.
+                let (huge, inner) = inner_calls_in(|| vec![7u8; MAX_LARGE_SIZE + 1]);
+                assert_eq!(inner, 1);
+                assert_eq!(huge.len(), MAX_LARGE_SIZE + 1);
                 assert!(large.0.iter().all(|&b| b == 3) && large.1.iter().all(|&b| b == 4));
                 // The largest class itself is served.
                 let (largest, inner) = inner_calls_in(|| boxed([6u8; MAX_SMALL_SIZE]));
                 assert_eq!(inner, 0);
                 assert!(largest.iter().all(|&b| b == 6));
-                drop((units, aligned, large, largest));
+                drop((units, aligned, large, largest, huge));
             });
-            assert_eq!(scoped_since(&before), 1, "only the largest class's box");
+            // The largest class's box, the three large blocks, and the
+            // page-aligned two if they were large blocks.
+            let expected = 4 + if align_of::<PastAPage>() <= FRAME_SIZE {
+                2
+            } else {
+                0
+            };
+            assert_eq!(scoped_since(&before), expected);
             assert_eq!(live_since(&before), 0);
         });
     });

@@ -1,0 +1,384 @@
+//! The empty frames: single ones, on lock-free stacks, which spans and
+//! heap records take one at a time; and free *extents*, runs of contiguous
+//! frames that large blocks gave back, kept whole in a small table under a
+//! lock for the next large block, whose first frames serve spans too when
+//! the stacks are empty.
+//!
+//! Up to [`POOL_RESIDENT_FRAMES`] single frames stay resident for good; the
+//! rest, and every free extent, stay resident for [`DECAY_MILLIS`] without
+//! reuse before their memory goes back to the OS (or at once, on
+//! [`trim`](crate::trim)). When the table of extents is full, the smallest
+//! extent's frames join the stacks.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU32, AtomicUsize};
+
+use crate::config::{DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES};
+use crate::fatal::fatal;
+use crate::os;
+use crate::region::{self, frame_base, span};
+use crate::sync::{window, IndexStack, Ordering, RunOnce, SpinLock};
+
+/// Empty frames kept resident for good, at most [`POOL_RESIDENT_FRAMES`];
+/// the first place a new span looks. The three stacks of empty frames are
+/// linked through `Span::pool_next`.
+static POOL: IndexStack = IndexStack::new();
+/// Frames on [`POOL`] (pushers count first, so it may briefly exceed it).
+static POOL_LEN: AtomicUsize = AtomicUsize::new(0);
+/// Empty frames past the resident limit, still resident, each stamped with
+/// when it came (`Span::pooled_at`): reused if wanted soon, else decommitted.
+static DECAYING: IndexStack = IndexStack::new();
+/// Frames on [`DECAYING`].
+static DECAYING_LEN: AtomicUsize = AtomicUsize::new(0);
+/// Empty frames whose memory went back to the OS.
+static DECOMMITTED: IndexStack = IndexStack::new();
+/// When [`DECAYING`] was last looked through, in the clock's milliseconds.
+static LAST_DECAY: AtomicU32 = AtomicU32::new(0);
+
+// ---- single frames ----
+
+/// An empty frame for a new span or heap records: from the stacks of empty
+/// frames, else the first frame of a free extent, else past the high-water
+/// mark. `None` when the region is not ready, exhausted, or cannot commit.
+pub(crate) fn acquire_frame() -> Option<u32> {
+    if !region::ensure_ready() {
+        return None;
+    }
+    // No decay here: a program taking frames is about to reuse the ones
+    // waiting, and giving their memory back now would fault it in again.
+    if let Some(frame) = pop_empty_frame() {
+        return Some(frame);
+    }
+    if let Some((frame, _)) = take_extent(1) {
+        return Some(frame);
+    }
+    region::fresh_frames(1)
+}
+
+/// Returns an empty span's frame to the empty frames, resetting its
+/// metadata: to the resident pool while it has room, else to wait for reuse
+/// before its memory goes back to the OS.
+///
+/// # Safety
+/// - No slot of the span is out, no thread will touch its remote word
+///   again, and the caller holds the span alone (it owns it, or reclaims it
+///   after abandonment).
+pub(crate) unsafe fn release_frame(frame: u32, span_bytes: usize) {
+    let span = span(frame);
+    if span.slot_size.load(Ordering::Relaxed) == 0 {
+        fatal("batch-alloc: a span released twice");
+    }
+    region::note_released(span_bytes);
+    // SAFETY: the caller holds the span alone.
+    unsafe { span.reset() };
+    window();
+    // SAFETY: reset just above, held alone (the caller's contract).
+    unsafe { pool_empty_frame(frame) };
+}
+
+/// Puts an empty frame, whose metadata is all unassigned, among the empty
+/// frames: the resident pool while it has room, else to wait for reuse
+/// before its memory goes back to the OS.
+///
+/// # Safety
+/// - The frame is committed, nothing in it is in use, its metadata is
+///   reset, and the caller holds it alone.
+pub(crate) unsafe fn pool_empty_frame(frame: u32) {
+    let span = span(frame);
+    if POOL_LEN.fetch_add(1, Ordering::Relaxed) < POOL_RESIDENT_FRAMES {
+        POOL.push(frame, &span.pool_next);
+    } else {
+        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
+        span.pooled_at.store(os::now_millis(), Ordering::Relaxed);
+        DECAYING_LEN.fetch_add(1, Ordering::Relaxed);
+        DECAYING.push(frame, &span.pool_next);
+    }
+    decay_if_due();
+}
+
+/// Lets frames that waited long enough decay, when the program gives a
+/// frame back: a load when none waits.
+#[inline]
+fn decay_if_due() {
+    if DECAYING_LEN.load(Ordering::Relaxed) != 0 {
+        decay(os::now_millis(), false);
+    }
+}
+
+/// An empty frame: resident ones first, the longest-waiting last.
+fn pop_empty_frame() -> Option<u32> {
+    let link = |frame| &span(frame).pool_next;
+    if let Some(frame) = POOL.pop(link) {
+        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
+        return Some(frame);
+    }
+    if let Some(frame) = DECAYING.pop(link) {
+        DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
+        return Some(frame);
+    }
+    DECOMMITTED.pop(link)
+}
+
+/// Gives the memory of frames that waited [`DECAY_MILLIS`] unused (all of
+/// them with `everything`) back to the OS. One thread looks at a time, at
+/// most twice per delay unless `everything`; the others carry on (and may
+/// find fewer frames to reuse meanwhile). False if another thread was
+/// looking.
+#[cold]
+fn decay(now: u32, everything: bool) -> bool {
+    let last = LAST_DECAY.load(Ordering::Relaxed);
+    if !everything && now.wrapping_sub(last) < DECAY_MILLIS / 2 {
+        return true;
+    }
+    if LAST_DECAY
+        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+        .is_err()
+    {
+        return false;
+    }
+    // Taking the whole stack makes this thread its only holder: nobody
+    // else reads the links walked below.
+    let mut next = DECAYING.take_all();
+    while let Some(frame) = next.checked_sub(1) {
+        let span = span(frame);
+        next = span.pool_next.load(Ordering::Relaxed);
+        let waited = now.wrapping_sub(span.pooled_at.load(Ordering::Relaxed));
+        if everything || waited >= DECAY_MILLIS {
+            DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: the frame is committed (it was assigned), empty, and
+            // held by this thread alone.
+            unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
+            DECOMMITTED.push(frame, &span.pool_next);
+        } else {
+            DECAYING.push(frame, &span.pool_next);
+        }
+    }
+    true
+}
+
+/// Gives the memory of every empty frame back to the OS now, the resident
+/// pool's included. Frees nothing that is in use.
+pub(crate) fn decommit_cached() {
+    if !region::is_ready() {
+        return;
+    }
+    while let Some(frame) = POOL.pop(|frame| &span(frame).pool_next) {
+        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: a frame popped from the pool is empty and this thread's.
+        unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
+        DECOMMITTED.push(frame, &span(frame).pool_next);
+    }
+    let mut spins = 0;
+    while !decay(os::now_millis(), true) {
+        crate::sync::backoff(&mut spins);
+    }
+    with_extents(|table| {
+        for entry in table.iter_mut().filter(|e| e.frames != 0 && !e.decommitted) {
+            decommit_extent(entry);
+        }
+    });
+}
+
+/// Bytes of empty frames kept resident for reuse, free extents included.
+pub(crate) fn cached_bytes() -> usize {
+    let frames = POOL_LEN.load(Ordering::Relaxed) + DECAYING_LEN.load(Ordering::Relaxed);
+    let extents: usize = with_extents(|table| {
+        table
+            .iter()
+            .filter(|e| !e.decommitted)
+            .map(|e| e.frames as usize)
+            .sum()
+    });
+    (frames + extents) * FRAME_SIZE
+}
+
+// ---- extents ----
+
+/// Entries of the table of free extents.
+const FREE_EXTENTS: usize = 64;
+
+#[derive(Clone, Copy)]
+struct FreeExtent {
+    first: u32,
+    /// Frames; 0 for an unused entry.
+    frames: u32,
+    /// When it was freed, in the clock's milliseconds.
+    since: u32,
+    /// Whether its memory went back to the OS (it reads as zero).
+    decommitted: bool,
+}
+
+const NONE: FreeExtent = FreeExtent {
+    first: 0,
+    frames: 0,
+    since: 0,
+    decommitted: false,
+};
+
+struct Table(UnsafeCell<[FreeExtent; FREE_EXTENTS]>);
+
+// SAFETY: the table is read and written only under `EXTENTS_LOCK`.
+unsafe impl Sync for Table {}
+
+static TABLE: Table = Table(UnsafeCell::new([NONE; FREE_EXTENTS]));
+/// Held while the table is read or written; taken under no other lock of
+/// the runtime, and none is taken under it.
+static EXTENTS_LOCK: SpinLock = SpinLock::new();
+
+/// Runs `f` on the table of free extents, under its lock.
+fn with_extents<R>(f: impl FnOnce(&mut [FreeExtent; FREE_EXTENTS]) -> R) -> R {
+    register_fork_hooks();
+    EXTENTS_LOCK.lock();
+    // SAFETY: the lock is held, so no other reference to the table is live.
+    let result = f(unsafe { &mut *TABLE.0.get() });
+    EXTENTS_LOCK.unlock();
+    result
+}
+
+/// Puts `frames` free frames from `first` into the table of free extents,
+/// merged with free neighbours; when the table is full, the smallest
+/// extent's frames go to the stacks of single empty frames instead.
+pub(crate) fn give_extent(first: u32, frames: u32) {
+    let now = os::now_millis();
+    let evicted = with_extents(|table| {
+        decay_extents(table, now);
+        let mut extent = FreeExtent {
+            first,
+            frames,
+            since: now,
+            decommitted: false,
+        };
+        // Merge with the extents just before and just after.
+        for entry in table.iter_mut().filter(|e| e.frames != 0) {
+            if entry.first.wrapping_add(entry.frames) == extent.first
+                || extent.first.wrapping_add(extent.frames) == entry.first
+            {
+                extent.first = extent.first.min(entry.first);
+                extent.frames = extent.frames.wrapping_add(entry.frames);
+                extent.decommitted &= entry.decommitted;
+                *entry = NONE;
+            }
+        }
+        let slot = match table.iter().position(|e| e.frames == 0) {
+            Some(free) => free,
+            None => smallest(table),
+        };
+        match table.get_mut(slot) {
+            Some(entry) => core::mem::replace(entry, extent),
+            None => NONE,
+        }
+    });
+    for frame in evicted.first..evicted.first.wrapping_add(evicted.frames) {
+        // SAFETY: the frames of a free extent are committed, unused and
+        // unassigned, and taken out of the table above, so this thread
+        // holds them alone.
+        unsafe { pool_empty_frame(frame) };
+    }
+}
+
+/// The index of the table's smallest extent.
+fn smallest(table: &[FreeExtent; FREE_EXTENTS]) -> usize {
+    table
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, entry)| entry.frames)
+        .map_or(0, |(i, _)| i)
+}
+
+/// The smallest free extent of at least `frames` frames, cut to that
+/// length (the rest stays in the table): its first frame, and whether its
+/// memory reads as zero.
+pub(crate) fn take_extent(frames: u32) -> Option<(u32, bool)> {
+    with_extents(|table| take_best_fit(table, frames))
+}
+
+fn take_best_fit(table: &mut [FreeExtent; FREE_EXTENTS], frames: u32) -> Option<(u32, bool)> {
+    let entry = table
+        .iter_mut()
+        .filter(|entry| entry.frames >= frames)
+        .min_by_key(|entry| entry.frames)?;
+    // Memory given back reads as zero, but for Miri, where nothing is given
+    // back.
+    let taken = (entry.first, entry.decommitted && !cfg!(miri));
+    entry.first = entry.first.wrapping_add(frames);
+    entry.frames = entry.frames.wrapping_sub(frames);
+    if entry.frames == 0 {
+        *entry = NONE;
+    }
+    Some(taken)
+}
+
+/// Whether a free extent of at least `frames` frames waits.
+pub(crate) fn has_extent(frames: u32) -> bool {
+    with_extents(|table| table.iter().any(|e| e.frames >= frames))
+}
+
+/// Takes `frames` frames from `first` on, if a free extent starts there and
+/// has them: how a large block grows in place.
+pub(crate) fn take_extent_at(first: u32, frames: u32) -> bool {
+    with_extents(|table| take_at(table, first, frames))
+}
+
+fn take_at(table: &mut [FreeExtent; FREE_EXTENTS], first: u32, frames: u32) -> bool {
+    let Some(entry) = table
+        .iter_mut()
+        .find(|e| e.frames >= frames && e.first == first)
+    else {
+        return false;
+    };
+    entry.first = entry.first.wrapping_add(frames);
+    entry.frames = entry.frames.wrapping_sub(frames);
+    if entry.frames == 0 {
+        *entry = NONE;
+    }
+    true
+}
+
+/// Gives the memory of extents that waited long enough back to the OS.
+fn decay_extents(table: &mut [FreeExtent; FREE_EXTENTS], now: u32) {
+    for entry in table.iter_mut() {
+        if entry.frames != 0 && !entry.decommitted && now.wrapping_sub(entry.since) >= DECAY_MILLIS
+        {
+            decommit_extent(entry);
+        }
+    }
+}
+
+fn decommit_extent(entry: &mut FreeExtent) {
+    // SAFETY: a free extent's frames are committed, and nothing in them is
+    // in use.
+    unsafe {
+        os::decommit(
+            frame_base(entry.first),
+            (entry.frames as usize) << FRAME_SHIFT,
+        )
+    };
+    entry.decommitted = true;
+}
+
+// ---- fork ----
+
+/// Registers the handlers below, once (see `record.rs` for why a run under
+/// way in a forked child is taken over safely). The extents' lock is taken
+/// under no other lock, and none under it: the order of the handlers does
+/// not matter.
+static FORK_HOOKS: RunOnce = RunOnce::new();
+
+fn register_fork_hooks() {
+    FORK_HOOKS.run(|| {
+        os::at_fork(before_fork, after_fork, after_fork_in_child);
+    });
+}
+
+unsafe extern "C" fn before_fork() {
+    EXTENTS_LOCK.lock();
+}
+
+unsafe extern "C" fn after_fork() {
+    EXTENTS_LOCK.unlock();
+}
+
+unsafe extern "C" fn after_fork_in_child() {
+    EXTENTS_LOCK.unlock();
+    FORK_HOOKS.done_after_fork();
+}

@@ -1,0 +1,116 @@
+//! Large blocks: what a capturing scope allocates past the largest size
+//! class, served as whole frames of the region. Each is an ordinary
+//! allocation (grown, shrunk, freed on any thread, after the scope); the
+//! frames of a freed block are reused by the next one, and `trim` gives
+//! their memory back.
+
+use std::thread;
+
+use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
+use batch_alloc_rt::{stats, trim, Capture};
+
+use crate::common::{in_scope, inner_calls_in, on_fresh_thread, with_capture};
+
+/// A byte vector of `len` bytes, each its index's low byte plus `salt`.
+fn filled(len: usize, salt: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_add(salt)).collect()
+}
+
+fn intact(v: &[u8], salt: u8) -> bool {
+    v.iter()
+        .enumerate()
+        .all(|(i, &b)| b == (i as u8).wrapping_add(salt))
+}
+
+#[test]
+fn a_large_block_is_served_grown_shrunk_and_freed_on_another_thread() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            let len = FRAME_SIZE + 5;
+            // The thread's first scope makes its heap, which may allocate.
+            in_scope(|| ());
+            let before = stats();
+            let (mut v, inner) = inner_calls_in(|| in_scope(|| filled(len, 1)));
+            assert_eq!(inner, 0, "a scope serves past the classes");
+            assert!(intact(&v, 1));
+            // Two frames out, counted as one live allocation.
+            let out = stats();
+            assert!(out.span_bytes - before.span_bytes >= 2 * FRAME_SIZE as u64);
+            assert_eq!(out.live_slots - before.live_slots, 1);
+            // Grown inside a scope: in place or moved, intact either way.
+            in_scope(|| v.extend_from_slice(&filled(FRAME_SIZE / 2, 7)[..]));
+            assert!(intact(&v[..len], 1));
+            // Shrunk outside any scope: the block keeps its frames but the
+            // ones the new length no longer needs.
+            let span_before_shrink = stats().span_bytes;
+            v.truncate(FRAME_SIZE / 2);
+            v.shrink_to_fit();
+            assert!(intact(&v, 1));
+            assert!(stats().span_bytes < span_before_shrink);
+            // Freed on a thread that never had a heap.
+            thread::spawn(move || drop(v)).join().unwrap();
+            let after = stats();
+            assert_eq!(after.live_slots, before.live_slots);
+            assert_eq!(after.span_bytes, before.span_bytes);
+        });
+    });
+}
+
+#[test]
+fn a_freed_block_is_reused_zeroed_when_asked_and_trim_gives_its_memory_back() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            let len = 2 * FRAME_SIZE;
+            let first = in_scope(|| filled(len, 3));
+            let address = first.as_ptr().addr();
+            drop(first);
+            assert!(
+                stats().cached_bytes >= len as u64,
+                "the frames wait for reuse"
+            );
+            // The same size again: the same frames, best fit.
+            let second = in_scope(|| filled(len, 4));
+            assert_eq!(second.as_ptr().addr(), address);
+            drop(second);
+            // Zeroed, though the frames hold the last block's bytes.
+            let zeroed = in_scope(|| vec![0u8; len]);
+            assert_eq!(zeroed.as_ptr().addr(), address);
+            assert!(zeroed.iter().all(|&b| b == 0));
+            drop(zeroed);
+            let cached = stats().cached_bytes;
+            trim();
+            assert!(stats().cached_bytes + len as u64 <= cached);
+            // After `trim`, reused frames read as zero and work as before.
+            let again = in_scope(|| vec![0u8; len]);
+            assert!(again.iter().all(|&b| b == 0));
+        });
+    });
+}
+
+#[test]
+fn the_limits_of_large_blocks() {
+    with_capture(Capture::All, || {
+        on_fresh_thread(|| {
+            in_scope(|| ());
+            in_scope(|| {
+                // The largest class is a slot, one byte more a large block,
+                // the largest large block too, one byte more the inner
+                // allocator's.
+                for (len, expected_inner) in [
+                    (MAX_SMALL_SIZE, 0),
+                    (MAX_SMALL_SIZE + 1, 0),
+                    (MAX_LARGE_SIZE, 0),
+                    (MAX_LARGE_SIZE + 1, 1),
+                ] {
+                    let (v, inner) = inner_calls_in(|| Vec::<u8>::with_capacity(len));
+                    assert_eq!(inner, expected_inner, "{len} bytes");
+                    drop(v);
+                }
+            });
+            // Outside any scope, nothing large is served.
+            let (v, inner) = inner_calls_in(|| Vec::<u8>::with_capacity(2 * FRAME_SIZE));
+            assert_eq!(inner, 1);
+            drop(v);
+        });
+    });
+}
