@@ -44,7 +44,8 @@
 // 0. config, fatal, settings  constants; the abort path; the environment
 // 1. os, class             the OS; the size-class table
 // 2. sync                  atomics, the spin lock, the index stack, windows
-// 3. types                 the shared structures: spans, heap records, runs
+// 3. types, locks          the shared structures: spans, heap records, runs;
+//                          the process-wide locks in their order, across fork
 // 4. link, growth          free-list links and their hardening; refill growth
 // 5. region                address space, frames, span reset
 // 6. pool                  empty frames: single ones and whole extents
@@ -66,6 +67,7 @@ mod growth;
 mod heap;
 mod large;
 mod link;
+mod locks;
 mod os;
 mod outbox;
 mod pool;

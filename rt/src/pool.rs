@@ -15,9 +15,10 @@ use core::sync::atomic::{AtomicU32, AtomicUsize};
 
 use crate::config::{DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES};
 use crate::fatal::fatal;
+use crate::locks;
 use crate::os;
 use crate::region::{self, frame_base, span};
-use crate::sync::{window, IndexStack, Ordering, RunOnce, SpinLock};
+use crate::sync::{window, IndexStack, Ordering};
 
 /// Empty frames kept resident for good, at most [`POOL_RESIDENT_FRAMES`];
 /// the first place a new span looks. The three stacks of empty frames are
@@ -217,21 +218,17 @@ const NONE: FreeExtent = FreeExtent {
 
 struct Table(UnsafeCell<[FreeExtent; FREE_EXTENTS]>);
 
-// SAFETY: the table is read and written only under `EXTENTS_LOCK`.
+// SAFETY: the table is read and written only under `locks::EXTENTS`.
 unsafe impl Sync for Table {}
 
 static TABLE: Table = Table(UnsafeCell::new([NONE; FREE_EXTENTS]));
-/// Held while the table is read or written; taken under no other lock of
-/// the runtime, and none is taken under it.
-static EXTENTS_LOCK: SpinLock = SpinLock::new();
 
 /// Runs `f` on the table of free extents, under its lock.
 fn with_extents<R>(f: impl FnOnce(&mut [FreeExtent; FREE_EXTENTS]) -> R) -> R {
-    register_fork_hooks();
-    EXTENTS_LOCK.lock();
+    locks::EXTENTS.lock();
     // SAFETY: the lock is held, so no other reference to the table is live.
     let result = f(unsafe { &mut *TABLE.0.get() });
-    EXTENTS_LOCK.unlock();
+    locks::EXTENTS.unlock();
     result
 }
 
@@ -354,31 +351,4 @@ fn decommit_extent(entry: &mut FreeExtent) {
         )
     };
     entry.decommitted = true;
-}
-
-// ---- fork ----
-
-/// Registers the handlers below, once (see `record.rs` for why a run under
-/// way in a forked child is taken over safely). The extents' lock is taken
-/// under no other lock, and none under it: the order of the handlers does
-/// not matter.
-static FORK_HOOKS: RunOnce = RunOnce::new();
-
-fn register_fork_hooks() {
-    FORK_HOOKS.run(|| {
-        os::at_fork(before_fork, after_fork, after_fork_in_child);
-    });
-}
-
-unsafe extern "C" fn before_fork() {
-    EXTENTS_LOCK.lock();
-}
-
-unsafe extern "C" fn after_fork() {
-    EXTENTS_LOCK.unlock();
-}
-
-unsafe extern "C" fn after_fork_in_child() {
-    EXTENTS_LOCK.unlock();
-    FORK_HOOKS.done_after_fork();
 }

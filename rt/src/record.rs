@@ -9,10 +9,10 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU64};
 
 use crate::config::FRAME_SIZE;
-use crate::os;
+use crate::locks;
 use crate::pool;
 use crate::region::{self, frame_base};
-use crate::sync::{Ordering, RunOnce, SpinLock};
+use crate::sync::Ordering;
 use crate::types::{Counters, HeapRecord, Tally, NO_HEAP};
 
 /// Counters of give-backs from threads that have no heap (a batch ended on
@@ -25,7 +25,7 @@ static HEAPLESS_COUNTERS: Counters = Counters {
     large_blocks: AtomicU64::new(0),
 };
 
-/// Every record ever made, newest first. Pushed under [`RECORD_LOCK`];
+/// Every record ever made, newest first. Pushed under `locks::RECORDS`;
 /// walked without it.
 static REGISTRY: AtomicPtr<HeapRecord> = AtomicPtr::new(ptr::null_mut());
 
@@ -34,9 +34,6 @@ static REGISTRY: AtomicPtr<HeapRecord> = AtomicPtr::new(ptr::null_mut());
 /// the inner allocator (which may be failing) and cannot re-enter it.
 static RECORD_CURSOR: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
 static RECORD_END: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
-/// Held while a record is carved and published. Taken before the region's
-/// locks (carving may reserve the region and commit frames).
-static RECORD_LOCK: SpinLock = SpinLock::new();
 
 /// A record for a thread that starts a heap: an idle one, or a new one.
 pub(crate) fn claim_record() -> Option<&'static HeapRecord> {
@@ -61,8 +58,10 @@ pub(crate) fn claim_record() -> Option<&'static HeapRecord> {
 /// is left.
 fn new_record() -> Option<&'static HeapRecord> {
     const SIZE: usize = size_of::<HeapRecord>().next_multiple_of(align_of::<HeapRecord>());
-    register_fork_hooks();
-    RECORD_LOCK.lock();
+    if !region::ensure_ready() {
+        return None;
+    }
+    locks::RECORDS.lock();
     let mut cursor = RECORD_CURSOR.load(Ordering::Relaxed);
     // No wrap: the cursor lies in a frame of the region, far below the top
     // of the address space. (This runs inside `dealloc`, where an overflow
@@ -89,7 +88,7 @@ fn new_record() -> Option<&'static HeapRecord> {
         // Release: a walker that sees the record sees it written.
         REGISTRY.store(record, Ordering::Release);
     }
-    RECORD_LOCK.unlock();
+    locks::RECORDS.unlock();
     // SAFETY: records are never freed or moved.
     (!record.is_null()).then(|| unsafe { &*record })
 }
@@ -139,38 +138,4 @@ pub(crate) fn count_given_back(heap: *mut HeapRecord, unused: u32, tally: Tally)
         // SAFETY: records are never freed; this thread owns `heap`.
         Counters::add(unsafe { (*heap).counters.slots(tally) }, minus);
     }
-}
-
-// ---- fork ----
-//
-// Registered after the region's hooks (the region is reserved before the
-// first record is carved), so this prepare handler runs before theirs: the
-// record lock is taken first, as `new_record` takes it.
-
-/// Registers the handlers below, once.
-static FORK_HOOKS: RunOnce = RunOnce::new();
-
-fn register_fork_hooks() {
-    if region::ensure_ready() {
-        // Registering them is all the run does: run again in a child
-        // forked while it was under way, it registers them only if they
-        // were not (a registration is whole or absent in the child, and one
-        // that is there marks the run done from its child handler).
-        FORK_HOOKS.run(|| {
-            os::at_fork(before_fork, after_fork, after_fork_in_child);
-        });
-    }
-}
-
-unsafe extern "C" fn before_fork() {
-    RECORD_LOCK.lock();
-}
-
-unsafe extern "C" fn after_fork() {
-    RECORD_LOCK.unlock();
-}
-
-unsafe extern "C" fn after_fork_in_child() {
-    RECORD_LOCK.unlock();
-    FORK_HOOKS.done_after_fork();
 }

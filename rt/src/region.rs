@@ -13,8 +13,9 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize};
 
 use crate::config::{COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, REGION_BYTES};
+use crate::locks;
 use crate::os;
-use crate::sync::{Ordering, RunOnce, SpinLock};
+use crate::sync::Ordering;
 use crate::types::Span;
 
 /// First frame, with provenance over the whole reservation; the span
@@ -39,7 +40,7 @@ const UNINIT: u8 = 0;
 const READY: u8 = 1;
 const FAILED: u8 = 2;
 
-/// Whether the region is reserved; changes once, under [`INIT_LOCK`].
+/// Whether the region is reserved; changes once, under `locks::REGION_INIT`.
 static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 /// Frames ever taken from the region (may run past `MAX_FRAMES` once
 /// exhausted): spans, frames now in the pool, and heap-record frames.
@@ -48,13 +49,6 @@ static NEXT_FRAME: AtomicUsize = AtomicUsize::new(0);
 static COMMITTED: AtomicUsize = AtomicUsize::new(0);
 /// Bytes of spans assigned to heaps or abandoned by exited threads.
 static SPAN_BYTES: AtomicUsize = AtomicUsize::new(0);
-
-/// Held while the region is reserved. Lock order: the record lock, then
-/// this, then [`COMMIT_LOCK`] (a new heap record may reserve the region and
-/// commit frames).
-static INIT_LOCK: SpinLock = SpinLock::new();
-/// Held while frames are committed.
-static COMMIT_LOCK: SpinLock = SpinLock::new();
 
 /// A pointer found inside the region: the region's base, with provenance
 /// over all of it, and the pointer's offset from it.
@@ -153,24 +147,16 @@ pub(crate) fn is_ready() -> bool {
 
 #[cold]
 fn init_slow() -> bool {
-    // The fork hooks go in before the lock is first taken, so that a fork
-    // while this thread reserves the region cannot leave the lock held in
-    // the child. Without them (the C library refused) the region still
-    // works for a process that does not fork mid-reservation. Registering
-    // them is all the run does: run again in a child forked while it was
-    // under way, it registers them only if they were not (a registration
-    // is whole or absent in the child, and one that is there marks the run
-    // done from its child handler).
-    FORK_HOOKS.run(|| {
-        os::at_fork(before_fork, after_fork, after_fork_in_child);
-    });
-    INIT_LOCK.lock();
+    // Before any lock is first taken, so that a fork while this thread
+    // reserves the region cannot leave one held in the child.
+    locks::register_fork_handlers();
+    locks::REGION_INIT.lock();
     if STATE.load(Ordering::Relaxed) == UNINIT {
         let ready = reserve_region();
         STATE.store(if ready { READY } else { FAILED }, Ordering::Release);
     }
     let ready = STATE.load(Ordering::Relaxed) == READY;
-    INIT_LOCK.unlock();
+    locks::REGION_INIT.unlock();
     ready
 }
 
@@ -221,7 +207,7 @@ pub(crate) fn frames_touched() -> u32 {
 /// Commits frames (and their metadata) in chunks until `frame` is covered.
 #[cold]
 fn commit_through(frame: usize) -> bool {
-    COMMIT_LOCK.lock();
+    locks::COMMIT.lock();
     let mut ok = true;
     while ok && COMMITTED.load(Ordering::Relaxed) <= frame {
         let from = COMMITTED.load(Ordering::Relaxed);
@@ -232,7 +218,7 @@ fn commit_through(frame: usize) -> bool {
             COMMITTED.store(to, Ordering::Release);
         }
     }
-    COMMIT_LOCK.unlock();
+    locks::COMMIT.unlock();
     ok
 }
 
@@ -308,30 +294,4 @@ pub(crate) fn extend_at_high_water(end: u32, frames: u32) -> bool {
 /// Bytes of spans assigned to heaps or abandoned, and of large blocks.
 pub(crate) fn span_bytes() -> usize {
     SPAN_BYTES.load(Ordering::Relaxed)
-}
-
-// ---- fork ----
-//
-// A child forked while another thread held one of these locks would wait
-// for it forever. The forking thread takes them before the fork (after the
-// record lock, whose handler was registered later and so runs first) and
-// releases them on both sides.
-
-/// Registers the handlers below, once.
-static FORK_HOOKS: RunOnce = RunOnce::new();
-
-unsafe extern "C" fn before_fork() {
-    INIT_LOCK.lock();
-    COMMIT_LOCK.lock();
-}
-
-unsafe extern "C" fn after_fork() {
-    COMMIT_LOCK.unlock();
-    INIT_LOCK.unlock();
-}
-
-unsafe extern "C" fn after_fork_in_child() {
-    // SAFETY: the handler of the same fork.
-    unsafe { after_fork() };
-    FORK_HOOKS.done_after_fork();
 }

@@ -43,18 +43,29 @@ pub(crate) fn backoff(spins: &mut u32) {
 /// A lock for the runtime's rare, short critical sections (committing
 /// memory, carving heap records, reserving the region). Never taken on a
 /// path that frees or hands out a slot.
+///
+/// Each lock has a rank, its place in the order locks nest (`locks.rs`
+/// holds them all): a thread takes a lock only while holding none of the
+/// same or a later rank. Debug builds check it on every `lock` and abort on
+/// a violation, so that an inversion shows in any test that takes the two
+/// locks, not only in a fork that lands between them.
 pub(crate) struct SpinLock {
     locked: AtomicBool,
+    rank: u8,
 }
 
 impl SpinLock {
-    pub(crate) const fn new() -> SpinLock {
+    /// A lock of rank `rank` (below 32).
+    pub(crate) const fn new(rank: u8) -> SpinLock {
+        assert!(rank < 32);
         SpinLock {
             locked: AtomicBool::new(false),
+            rank,
         }
     }
 
     pub(crate) fn lock(&self) {
+        lock_order::taking(self.rank);
         let mut spins = 0;
         // Acquire: the previous holder's writes are visible.
         while self
@@ -69,7 +80,42 @@ impl SpinLock {
     pub(crate) fn unlock(&self) {
         // Release: this holder's writes are visible to the next.
         self.locked.store(false, Ordering::Release);
+        lock_order::released(self.rank);
     }
+}
+
+/// The ranks of the locks this thread holds, one bit each, in debug builds.
+#[cfg(debug_assertions)]
+mod lock_order {
+    use crate::fatal::fatal;
+    use core::cell::Cell;
+
+    std::thread_local! {
+        // Constant-initialised and without a destructor: reading it neither
+        // allocates nor fails, at any point of the thread's life.
+        static HELD: Cell<u32> = const { Cell::new(0) };
+    }
+
+    pub(super) fn taking(rank: u8) {
+        let _ = HELD.try_with(|held| {
+            if held.get() >> rank != 0 {
+                fatal("batch-alloc: a lock taken while holding one of the same or a later rank");
+            }
+            held.set(held.get() | 1 << rank);
+        });
+    }
+
+    pub(super) fn released(rank: u8) {
+        let _ = HELD.try_with(|held| held.set(held.get() & !(1 << rank)));
+    }
+}
+
+#[cfg(not(debug_assertions))]
+mod lock_order {
+    #[inline(always)]
+    pub(super) fn taking(_rank: u8) {}
+    #[inline(always)]
+    pub(super) fn released(_rank: u8) {}
 }
 
 /// Runs a function once per process; callers that come while it runs wait

@@ -1,0 +1,109 @@
+//! The runtime's process-wide locks, in the one order they nest, and the
+//! fork handlers that hold all of them across a `fork`.
+//!
+//! A thread may take a lock only while it holds none of the same or a later
+//! rank (in debug builds `SpinLock::lock` checks it and aborts otherwise),
+//! and the fork handlers take them all in that same order. A fork landing
+//! while another thread holds one therefore waits for it to be released,
+//! and the child starts with every lock free. With each module registering
+//! handlers for its own locks, their order was the order of registration,
+//! which nothing tied to the order the code takes them in: the free
+//! extents' handler, registered last and so run first, held that lock while
+//! a thread carving a heap record held the record lock and waited for it.
+
+use crate::os;
+use crate::sync::{RunOnce, SpinLock};
+
+/// Held while a heap record is carved and published (`record.rs`); a new
+/// record may take a frame from the free extents or commit frames.
+pub(crate) static RECORDS: SpinLock = SpinLock::new(0);
+/// Held while the table of free extents is read or written (`pool.rs`).
+pub(crate) static EXTENTS: SpinLock = SpinLock::new(1);
+/// Held while the region is reserved (`region.rs`).
+pub(crate) static REGION_INIT: SpinLock = SpinLock::new(2);
+/// Held while frames are committed (`region.rs`).
+pub(crate) static COMMIT: SpinLock = SpinLock::new(3);
+
+/// Every lock above, in rank order.
+const ALL: [&SpinLock; 4] = [&RECORDS, &EXTENTS, &REGION_INIT, &COMMIT];
+
+/// Registers the handlers below, once.
+static FORK_HANDLERS: RunOnce = RunOnce::new();
+
+/// Registers the fork handlers, once per process: before any of the locks
+/// is first taken (the region's first reservation calls it, and every lock
+/// is taken only once the region is there). Registering them is all the run
+/// does: run again in a child forked while it was under way, it registers
+/// them only if they were not (a registration is whole or absent in the
+/// child, and one that is there marks the run done from its child handler).
+/// Without them (the C library refused) the locks still work for a process
+/// that does not fork while one is held.
+pub(crate) fn register_fork_handlers() {
+    FORK_HANDLERS.run(|| {
+        os::at_fork(before_fork, after_fork, after_fork_in_child);
+    });
+}
+
+unsafe extern "C" fn before_fork() {
+    for lock in ALL {
+        lock.lock();
+    }
+}
+
+unsafe extern "C" fn after_fork() {
+    for lock in ALL.into_iter().rev() {
+        lock.unlock();
+    }
+}
+
+unsafe extern "C" fn after_fork_in_child() {
+    // SAFETY: the handler of the same fork.
+    unsafe { after_fork() };
+    FORK_HANDLERS.done_after_fork();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In debug builds a lock taken while one of a later rank is held aborts
+    /// with the runtime's message (checked in a child: the test binary run
+    /// again, which takes the extents' lock and then the records').
+    #[test]
+    #[cfg(all(debug_assertions, unix))]
+    #[cfg_attr(miri, ignore = "Miri cannot run a child process")]
+    fn a_lock_taken_out_of_rank_order_aborts() {
+        const CHILD: &str = "BATCH_ALLOC_LOCK_ORDER_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            EXTENTS.lock();
+            RECORDS.lock();
+            std::process::exit(0);
+        }
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "locks::tests::a_lock_taken_out_of_rank_order_aborts",
+                "--exact",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{stderr}");
+        assert!(stderr.contains("a lock taken while holding one of the same or a later rank"));
+    }
+
+    /// The handlers take the locks in `ALL`'s order, which in debug builds
+    /// aborts unless it is the rank order.
+    #[test]
+    fn the_fork_handlers_take_every_lock_and_release_them() {
+        // SAFETY: the handlers' own pairing, on this thread.
+        unsafe {
+            before_fork();
+            after_fork();
+        }
+        for lock in ALL {
+            lock.lock();
+            lock.unlock();
+        }
+    }
+}
