@@ -230,6 +230,9 @@ PATCHES = {
         ("src/config.rs", "pub const POOL_RESIDENT_FRAMES: usize = 512;",
          "pub const POOL_RESIDENT_FRAMES: usize = 1 << 20;"),
     ],
+    # No change: a second work directory for builds that differ only in
+    # how they are compiled (e.g. CARGO_PROFILE_RELEASE_PANIC=abort).
+    "copy": [],
     "populate": [
         ("src/os.rs", """        unsafe { libc::mprotect(start.cast(), len, libc::PROT_READ | libc::PROT_WRITE) == 0 }""",
          """        let ok = unsafe { libc::mprotect(start.cast(), len, libc::PROT_READ | libc::PROT_WRITE) == 0 };

@@ -189,15 +189,14 @@ def main():
             if inst:
                 base = inst.get("glibc")
                 mi = inst.get("mimalloc")
-                parts = []
+                L.append("Instructions of a `once` process (callgrind; `÷`: the baseline's count divided by "
+                         "this one's, above 1: fewer instructions):")
+                L.append("")
+                L.append("| build | instructions | glibc ÷ | mimalloc ÷ |")
+                L.append("|---|---:|---:|---:|")
                 for b, n in inst.items():
-                    rel = []
-                    if base and b != "glibc":
-                        rel.append(f"{base / n:.2f}x fewer than glibc")
-                    if mi and b != "mimalloc":
-                        rel.append(f"{mi / n:.2f}x vs mimalloc")
-                    parts.append(f"{BUILD_TITLES.get(b, b)} {n / 1e6:,.0f} M" + (f" ({', '.join(rel)})" if rel else ""))
-                L.append("Instructions of a `once` process (callgrind): " + "; ".join(parts) + ".")
+                    L.append(f"| {BUILD_TITLES.get(b, b)} | {n / 1e6:,.1f} M | "
+                             f"{base / n:.3f} | {mi / n:.3f} |" if base and mi else f"| {b} | {n} | | |")
                 L.append("")
             c = counters(res, w)
             if c:
