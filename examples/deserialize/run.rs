@@ -382,6 +382,12 @@ pub fn compare_with(
         .map(|&v| Setup::new(allocator, v).short())
         .collect();
     names.extend(ready.iter().map(|child| child.setup.short()));
+    // Each progress line is one run: every version's parse time + drop
+    // time, in turn; say so on the line.
+    let each_run = |line: &str| match line.split_once(':') {
+        Some((run, times)) => progress(&format!("{run}, parse + drop:{times}")),
+        None => progress(line),
+    };
     let versions = versions::rotate(
         reps,
         &names,
@@ -390,7 +396,7 @@ pub fn compare_with(
                 .map_err(CompareError::Json),
             None => ready[i - own.len()].run(),
         },
-        progress,
+        each_run,
     )?;
     let mut versions = versions.into_iter();
     let (plain, batched) = (versions.next(), versions.next());
@@ -460,44 +466,88 @@ fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-/// The table for one comparison: a row per version, then the speed-ups
-/// of every other version over the first, and its peak memory against the
-/// first's.
+/// The tables for one comparison, each headed by what it shows: the
+/// times of every version (median, and the fastest and slowest run), the
+/// speed-ups of every other version over the first (median of the per-run
+/// ratios, and the lowest and highest), and memory (allocations served,
+/// peak resident memory, and the peak against the first's).
 pub fn table(c: &Comparison) -> String {
     let versions = c.rows();
-    let mut rows = Vec::new();
-    for (setup, version, peak_kib) in &versions {
-        let mut row = vec![setup.label().to_string()];
-        row.extend(version.times.medians());
-        row.push(thousands(version.from_batches));
-        row.push(peak_kib.map_or("n/a".to_string(), |kib| megabytes(kib * 1024)));
-        rows.push(row);
-    }
     let (baseline, first, first_peak) = versions[0];
-    rows.push(vec![format!("speedup over {}:", baseline.label())]);
-    for (setup, version, peak_kib) in &versions[1..] {
-        let mut row = vec![format!("  {}", setup.label())];
-        row.extend(first.times.speedups(&version.times));
-        row.push(String::new());
-        row.push(match (first_peak, peak_kib) {
-            (Some(p), Some(b)) if p > 0 => {
-                format!("{:+.1}%", 100.0 * (*b as f64 - p as f64) / p as f64)
-            }
-            _ => String::new(),
-        });
-        rows.push(row);
+    let runs = timing::runs(first.times.runs.len());
+
+    let times: Vec<Vec<String>> = versions
+        .iter()
+        .map(|(setup, version, _)| {
+            let mut row = vec![setup.label().to_string()];
+            row.extend(version.times.medians_with_spread());
+            row
+        })
+        .collect();
+
+    let speedups: Vec<Vec<String>> = versions[1..]
+        .iter()
+        .map(|(setup, version, _)| {
+            let mut row = vec![setup.label().to_string()];
+            row.extend(first.times.speedups_with_spread(&version.times));
+            row
+        })
+        .collect();
+
+    let memory: Vec<Vec<String>> = versions
+        .iter()
+        .enumerate()
+        .map(|(i, (setup, version, peak_kib))| {
+            let against = match (first_peak, peak_kib) {
+                _ if i == 0 => String::new(),
+                (Some(p), Some(b)) if p > 0 => {
+                    format!("{:+.1}%", 100.0 * (*b as f64 - p as f64) / p as f64)
+                }
+                _ => String::new(),
+            };
+            vec![
+                setup.label().to_string(),
+                thousands(version.from_batches),
+                peak_kib.map_or("n/a".to_string(), |kib| megabytes(kib * 1024)),
+                against,
+            ]
+        })
+        .collect();
+
+    let phases = ["", "parse", "drop", "parse + drop"];
+    let mut out = format!("time: median of {runs} (fastest–slowest)\n");
+    out += &timing::table(&phases, &times);
+    out += &format!(
+        "\nspeedup over {}: median of the per-run ratios (lowest–highest)\n",
+        baseline.label()
+    );
+    out += &timing::table(&phases, &speedups);
+    out += "\nmemory\n";
+    let against = format!("vs {}", baseline.label());
+    out += &timing::table(
+        &["", "served by batch-alloc", "peak RSS", &against],
+        &memory,
+    );
+    out
+}
+
+/// The first line of the output: what the baseline row runs on, and
+/// whether that is through the wrapper.
+fn baseline_line(baseline: Setup) -> String {
+    match baseline.allocator {
+        Allocator::PlainMimalloc => format!(
+            "\"{}\", the baseline, runs on {} alone, not through the wrapper.",
+            baseline.label(),
+            baseline.allocator.inner()
+        ),
+        wrapped => format!(
+            "\"{}\", the baseline, runs through the wrapper, {}, with no batch scope \
+             open: {} serves all its allocations.",
+            baseline.label(),
+            wrapped.wrapper(),
+            wrapped.inner()
+        ),
     }
-    timing::table(
-        &[
-            "",
-            "parse",
-            "drop",
-            "parse+drop",
-            "served by batch-alloc",
-            "peak RSS",
-        ],
-        &rows,
-    )
 }
 
 /// Runs the program; `allocator` is the one this binary was built with.
@@ -630,6 +680,7 @@ pub fn run(allocator: Allocator, options: &Options) -> Result<(), String> {
 
     let boxes = comparison.plain.boxes;
     println!();
+    note(&baseline_line(comparison.rows()[0].0));
     println!(
         "batch-alloc: deserializing {source} ({} of JSON)",
         megabytes(text.len() as u64)
@@ -643,20 +694,26 @@ pub fn run(allocator: Allocator, options: &Options) -> Result<(), String> {
         note(&where_it_ran(setup, allocator));
     }
     note(&format!(
-        "times: median of {} of each version, in rotation: each run times every version once, \
+        "times: median, fastest and slowest of {} of each version, in rotation: each run times every version once, \
          one after the other, starting with the next version each time; a version in another \
          process parses when asked and times itself; {}.",
         timing::runs(options.reps),
         clock.describe()
     ));
-    note("speedup: median of the per-run ratios (each run times every version).");
+    note(
+        "speedup: median of the per-run ratios (each run times every version), and the lowest \
+         and highest ratio.",
+    );
     note(&format!(
         "served by batch-alloc: what batch scopes and batches served in one run, boxes, \
          strings and vectors alike (batch_alloc::stats(): scoped_allocations + batched_boxes); \
          the result holds {} boxes.",
         thousands(boxes)
     ));
-    note("peak RSS: one parse in a fresh process, the input text included.");
+    note(
+        "peak RSS: one parse in a fresh process, the input text included; its last column \
+         against the baseline's.",
+    );
     eprintln!("\n(done in {:.1} s)", started.elapsed().as_secs_f64());
     Ok(())
 }

@@ -77,13 +77,28 @@ pub fn median_ms(times: &[Duration]) -> f64 {
 /// the ratio within each run, whose two timings were taken moments apart
 /// and so under the same load.
 pub fn speedup(before: &[Duration], after: &[Duration]) -> f64 {
-    let ratios: Vec<f64> = before
+    median(&ratios(before, after))
+}
+
+/// For each run, how many times faster `after` was than `before`.
+fn ratios(before: &[Duration], after: &[Duration]) -> Vec<f64> {
+    before
         .iter()
         .zip(after)
         .filter(|(_, a)| !a.is_zero())
         .map(|(b, a)| b.as_secs_f64() / a.as_secs_f64())
-        .collect();
-    median(&ratios)
+        .collect()
+}
+
+/// The lowest and the highest of `values` (NaN for none).
+fn spread(values: &[f64]) -> (f64, f64) {
+    let low = values.iter().copied().reduce(f64::min);
+    let high = values.iter().copied().reduce(f64::max);
+    (low.unwrap_or(f64::NAN), high.unwrap_or(f64::NAN))
+}
+
+fn in_ms(times: &[Duration]) -> Vec<f64> {
+    times.iter().map(|t| t.as_secs_f64() * 1e3).collect()
 }
 
 /// The timings of one version: for each run, one time per phase.
@@ -113,6 +128,37 @@ impl<const PHASES: usize> Runs<PHASES> {
             .map(|p| self.phase(p))
             .chain([self.totals()])
             .map(|times| format!("{:.1} ms", median_ms(&times)))
+            .collect()
+    }
+
+    /// [`Runs::medians`] with the spread of the runs beside each:
+    /// `101.1 ms (84–136)`, the fastest and the slowest run (to a tenth of
+    /// a millisecond under 10 ms).
+    pub fn medians_with_spread(&self) -> Vec<String> {
+        let ms = |x: f64| match x < 10.0 {
+            true => format!("{x:.1}"),
+            false => format!("{x:.0}"),
+        };
+        (0..PHASES)
+            .map(|p| self.phase(p))
+            .chain([self.totals()])
+            .map(|times| {
+                let (low, high) = spread(&in_ms(&times));
+                format!("{:.1} ms ({}–{})", median_ms(&times), ms(low), ms(high))
+            })
+            .collect()
+    }
+
+    /// [`Runs::speedups`] with the spread of the per-run ratios beside
+    /// each: `1.73x (1.45–2.01)`.
+    pub fn speedups_with_spread(&self, after: &Runs<PHASES>) -> Vec<String> {
+        (0..PHASES)
+            .map(|p| ratios(&self.phase(p), &after.phase(p)))
+            .chain([ratios(&self.totals(), &after.totals())])
+            .map(|ratios| {
+                let (low, high) = spread(&ratios);
+                format!("{:.2}x ({low:.2}–{high:.2})", median(&ratios))
+            })
             .collect()
     }
 
