@@ -1,17 +1,17 @@
-//! Loop-scoped batch allocation: one attribute makes a loop the allocator
-//! of what it allocates, with no type changes.
+//! Batch scopes for Rust's allocator: while a scope is open on a thread,
+//! that thread's small allocations come from runs of slots reserved in one
+//! call, with no type changes.
 //!
-//! Programs that build many small heap objects in a loop (parsers,
-//! deserializers, tree and graph builders) pay the allocator's full price
-//! once per object. Under [`#[batch_alloc]`](macro@batch_alloc), the
-//! outermost annotated loop running on a thread opens a *batch scope*, and
-//! until it ends that thread's boxes, strings, vectors, and whatever code
-//! called from the loop allocates, come from runs of slots reserved in one
-//! call and handed out by a pointer bump; annotated loops it calls,
-//! recursively, join the same scope. Every allocation stays an ordinary one:
-//! a real `std::boxed::Box<T>` (moved to another thread, dropped at any
-//! time, turned into `Box<dyn Trait>`, pinned, leaked), a real `String`,
-//! freed one by one, anywhere. Nothing in the program changes type.
+//! Programs that build many small heap objects (parsers, deserializers,
+//! tree and graph builders) pay the allocator's full price once per object.
+//! Install [`BatchAlloc`] as the global allocator, then open a *batch
+//! scope* around the work, with [`scope`] or by putting
+//! [`#[batch_alloc]`](macro@batch_alloc) on a function: until the scope
+//! closes, the thread's boxes, strings, vectors and whatever called library
+//! code allocates are a pointer bump each. Every allocation stays an
+//! ordinary one: a real `std::boxed::Box<T>` (moved to another thread,
+//! dropped at any time, turned into `Box<dyn Trait>`, pinned, leaked), a
+//! real `String`, freed one by one, anywhere.
 //!
 //! # Install
 //!
@@ -20,108 +20,152 @@
 //! batch-alloc = "0.1"
 //! ```
 //!
-//! Stable Rust 1.84 or later. Optional features:
+//! Rust 1.84 or later. Optional features:
 //!
-//! - `serde`: [`serde_boxes`], `deserialize_with` helpers that fill
-//!   `Vec<Box<T>>` and maps of boxes from one batch ([below](#the-serde-feature)).
-//! - `hardened`: the runtime aborts with a message on a double free, on a
-//!   free of a pointer that is not the start of a slot, and on a corrupted
-//!   free list, at the price of 25% more instructions per box (49% for a box
-//!   freed on another thread).
-//! - `report`: every annotated loop and rewritten `Box::new` counts what it
-//!   did; [`report()`] returns the table, which also prints at exit.
+//! | feature | what it adds |
+//! |---|---|
+//! | `serde` | [`serde_boxes`]: `deserialize_with` helpers that fill `Vec<Box<T>>` and maps of boxes from one batch ([below](#the-serde-feature)) |
+//! | `report` | the per-site report: every place that opens scopes and every rewritten `Box::new` counts what it did; [`report()`] returns the table, which also prints at exit |
+//! | `hardened` | the runtime aborts with a message on a double free, on a free of a pointer that is not the start of a slot, and on a corrupted free list, at a price in instructions per box measured in the repository's [docs/runtime.md](https://github.com/batch-alloc/batch-alloc/blob/main/docs/runtime.md#hardening) |
+//!
+//! Items behind a feature appear in these pages only when the
+//! documentation is built with it: docs.rs builds every feature; locally,
+//! `cargo doc --all-features --open` (or `cargo doc --features serde`)
+//! shows them, and a plain `cargo doc` does not.
 //!
 //! # Quick start
 //!
-//! Two independent parts: the application installs [`BatchAlloc`] as its
-//! global allocator (one line, wrapping any allocator), and any crate,
-//! library or application, puts the attribute on the functions whose loops
-//! allocate.
+//! The application installs [`BatchAlloc`] (one line, wrapping any
+//! allocator); any crate, library or application, opens scopes. For a
+//! derived `Deserialize`, whose loops are inside serde, wrap the call in
+//! [`scope`]; for code of your own, annotate the function:
 //!
 //! ```
 //! use batch_alloc::{batch_alloc, BatchAlloc};
+//! use serde::Deserialize;
 //!
 //! #[global_allocator]
 //! static GLOBAL: BatchAlloc = BatchAlloc::system();
 //!
+//! #[derive(Deserialize)]
 //! struct Record {
-//!     id: u64,
 //!     name: String,
+//!     tags: Vec<String>,
 //! }
 //!
+//! // The derive path: a scope around the call.
+//! fn load(json: &str) -> serde_json::Result<Vec<Record>> {
+//!     batch_alloc::scope(|| serde_json::from_str(json))
+//! }
+//!
+//! // The attribute path: the function is a scope while it runs.
 //! #[batch_alloc]
-//! fn parse(lines: &[&str]) -> Vec<Box<Record>> {
-//!     let mut out = Vec::with_capacity(lines.len());
-//!     for (id, line) in lines.iter().enumerate() {
-//!         // The box and its name, served from the scope this loop opens.
-//!         out.push(Box::new(Record { id: id as u64, name: line.to_uppercase() }));
-//!     }
-//!     out
+//! fn shout(records: &[Record]) -> Vec<Box<String>> {
+//!     records.iter().map(|r| Box::new(r.name.to_uppercase())).collect()
 //! }
 //!
-//! let lines = vec!["ada"; 1000];
 //! let before = batch_alloc::stats().scoped_allocations;
-//! let records = parse(&lines);
-//! assert_eq!((records[999].id, records[999].name.as_str()), (999, "ADA"));
-//! // 1000 boxes, 1000 names, and the vector that holds the boxes.
-//! assert_eq!(batch_alloc::stats().scoped_allocations - before, 2001);
+//! let records = load(r#"[{"name": "ada", "tags": ["x"]}, {"name": "bob", "tags": []}]"#)?;
+//! let loud = shout(&records);
+//! assert_eq!(*loud[1], "BOB");
+//! // The records' vector, names, tag lists and tags; the boxes, their
+//! // strings and the vector that holds them.
+//! assert!(batch_alloc::stats().scoped_allocations - before >= 10);
 //!
 //! // Ordinary allocations: drop them anywhere, one by one, on any thread.
-//! std::thread::spawn(move || drop(records)).join().unwrap();
+//! std::thread::spawn(move || drop((records, loud))).join().unwrap();
+//! # Ok::<(), serde_json::Error>(())
 //! ```
 //!
-//! A library can use the attribute without choosing the global allocator:
-//! where `BatchAlloc` is not installed, the same code runs with plain
+//! A library can open scopes without choosing the global allocator: where
+//! `BatchAlloc` is not installed, the same code runs with plain
 //! allocations, correct and merely not faster ([`is_active`] tells which).
 //!
-//! # The attribute
+//! # What opens a scope
 //!
-//! Put [`#[batch_alloc]`](macro@batch_alloc) on a function, a method or a
-//! whole `impl` block (every method in it): free functions, trait methods,
-//! `async fn`s, generic, `unsafe` and `extern` functions. Each outermost
-//! loop of the function (`for`, `while`, `while let`, `loop`) opens this
-//! thread's scope as it starts, or joins the one a caller opened (one
-//! thread-local read); the scope closes when the loop that opened it ends,
-//! however it ends (`break`, `return`, `?`, a panic). While it is open:
+//! A scope belongs to a thread. It is opened by the first of these to run
+//! on the thread, and everything that runs while it is open joins it (one
+//! thread-local read): the functions it calls, annotated or not,
+//! recursively.
 //!
-//! - each `Box::new(value)` of an annotated function is a bump of the
-//!   thread's run of its size class, known at compile time;
-//! - with *capture* (the default), every other allocation on the thread that
-//!   the runtime has a size class for (up to 4 KiB) comes from the runs too:
-//!   [`set_capture`]`(`[`Capture::Boxes`]`)`, or the environment variable
-//!   `BATCH_ALLOC_CAPTURE=boxes`, limits scopes to annotated `Box::new`s.
+//! - **[`scope(|| ..)`](scope)** around any code: opens the thread's scope
+//!   for the closure (or joins the one open), closes it when the closure
+//!   returns or unwinds, and returns the closure's value. The way in for a
+//!   derived `Deserialize` behind one `from_str` call, or for a `rayon`
+//!   task: `par_iter().map(|doc| batch_alloc::scope(|| parse(doc)))`, each
+//!   worker thread with its own scope.
+//! - **An annotated synchronous function**
+//!   ([`#[batch_alloc]`](macro@batch_alloc) on a function, a method or a
+//!   whole `impl` block): its body is a scope while it runs, whatever it is
+//!   written with (loops, iterator adapters, recursion, one call into a
+//!   library). The scope closes when the function returns, however it
+//!   returns (`?`, a panic unwinding through it).
+//! - **An annotated `async fn`** (and each `async` block in an annotated
+//!   function): a scope for each poll, opened when the poll starts and
+//!   closed before it returns, so no scope is held while the future is
+//!   suspended, wherever its awaits are (macros included). The future
+//!   stays `Send` if the body is.
+//! - **A loop inside a closure** of an annotated function, while the loop
+//!   runs: the closure may run after the function returns, or on another
+//!   thread.
 //!
-//! An `.await` inside an annotated loop closes the scope before it and
-//! opens one after, on whichever thread the future then runs; annotated
-//! `async fn`s stay `Send`. A scope never serves another thread.
-//! Evaluation and drop order, a loop's value, labels, `break`, `continue`,
-//! `return`, `?` and panics behave as written. The generated code names only
-//! this crate's hidden paths, uses hygienic locals and contains no
-//! `unsafe`, so it compiles under `#![forbid(unsafe_code)]`.
+//! A **leaf** function, one with no loop and no call of a function by path
+//! (an accessor such as `self.bytes.get(self.pos).copied()`), is left as
+//! written: it runs in its caller's scope, and annotated alone the compiler
+//! warns at its name and says what to write instead
+//! (`#[batch_alloc(quiet)]` silences it). Inside an annotated function,
+//! each `Box::new(value)` becomes a typed bump of the scope's run for its
+//! size class, known at compile time. The generated code names only this
+//! crate's hidden paths, uses hygienic locals and contains no `unsafe`, so
+//! it compiles under `#![forbid(unsafe_code)]`; evaluation and drop order,
+//! `break`, `return`, `?` and panics behave as written.
 //!
-//! `#[batch_alloc(boxes)]` keeps the per-site form: each `Box::new` inside a
+//! `#[batch_alloc(boxes)]` is the per-site form: each `Box::new` inside a
 //! loop takes its slot from a batch of its own, declared outside the loop
-//! and sized by its trip count, and nothing else changes. When the attribute
-//! finds nothing to rewrite, the compiler warns at the function's name and
-//! says why; `#[batch_alloc(quiet)]` silences it.
+//! and sized by its trip count; it opens no scope, and nothing else
+//! changes.
 //!
-//! # What a scope serves, and what it leaves
+//! # What a scope serves, and when it does nothing
 //!
-//! | left to the inner allocator | why |
+//! While a scope is open on a thread, that thread's allocations of up to
+//! [`limits::MAX_SMALL_SIZE`] (4 KiB, the largest size class) come from
+//! the thread's runs of slots, and, if the scope captures (the default),
+//! larger ones up to [`limits::MAX_LARGE_SIZE`] (64 MiB) are served as
+//! large blocks of whole 64 KiB frames. Each is freed by `dealloc` on any
+//! thread, at any time, after the scope has closed. Left to the inner
+//! allocator:
+//!
+//! | allocation | why |
 //! |---|---|
-//! | larger than 4 KiB, or aligned past a page | no size class serves it |
-//! | on another thread | a scope serves its own thread only |
-//! | before the outermost annotated loop starts, or after it ends | no scope is open |
+//! | any, where [`BatchAlloc`] is not the global allocator | nothing could free the slots; a debug build says so once on stderr |
+//! | made where no scope is open on the thread (before the scope opens, after it closes) | no scope is open |
+//! | on another thread, including threads the scope's code starts | a scope serves its own thread only |
+//! | larger than 64 MiB, or aligned past a frame (64 KiB); aligned past a page (8 KiB) and 4 KiB or smaller | no size class or large block serves it |
 //! | anything but annotated `Box::new`s, under [`Capture::Boxes`] | capture is off |
-//! | everything, where [`BatchAlloc`] is not the global allocator | nothing could free the slots |
 //!
-//! The attribute works on syntax: a `Box::new` inside a macro call
+//! A leaf function annotated alone opens no scope (above), and the
+//! attribute works on syntax: a `Box::new` inside a macro call
 //! (`vec![Box::new(x)]`) or passed as a value (`.map(Box::new)`) is not
-//! rewritten, though a capturing scope still serves its allocation. A
-//! thread's runs stay with it between scopes and go back when it exits;
-//! empty spans past a 32 MiB pool go back to the operating system after
-//! 100 ms unused. [`trim()`] gives back the calling thread's runs and every
-//! cached frame at once.
+//! rewritten, though a capturing scope still serves its allocation.
+//!
+//! A thread's runs stay with it between scopes, so a short scope does not
+//! pay for a refill, and go back when it exits; empty spans past a 32 MiB
+//! pool go back to the operating system after 100 ms unused. [`trim()`]
+//! gives back the calling thread's runs and every cached frame at once.
+//!
+//! # Environment variables
+//!
+//! Read once, at first use (the first scope, the first [`capture()`], the
+//! report at exit). Values are accepted in any case, with white space
+//! around them; names must be spelled exactly. An unknown value, or a
+//! `BATCH_ALLOC_*` name that is none of these, gets one line on stderr
+//! naming what is accepted, and the default is used.
+//!
+//! | variable | accepted values | default | what it does |
+//! |---|---|---|---|
+//! | `BATCH_ALLOC_CAPTURE` | `all`, `boxes` | `all` | what scopes serve: every allocation they can, or only annotated `Box::new`s; [`set_capture`] overrides it |
+//! | `BATCH_ALLOC_REPORT` | `on`, `off`, `1`, `0`, `true`, `false`, `yes`, `no` | `on` | with the `report` feature, whether the per-site report prints to stderr at exit |
+//! | `BATCH_ALLOC_WARNINGS` | the same as `BATCH_ALLOC_REPORT` | `on` | whether a debug build says, once, that a scope opened without `BatchAlloc` installed |
 //!
 //! # `BatchAlloc` over another allocator
 //!
@@ -146,8 +190,8 @@
 //!
 //! # `Batch` by hand
 //!
-//! The attribute is a convenience over [`Batch<T>`](Batch), which can be used
-//! directly, for example where the boxes are made in an iterator chain:
+//! The attribute's per-site form is a convenience over
+//! [`Batch<T>`](Batch), which can be used directly; it needs no scope:
 //!
 //! ```
 //! use batch_alloc::{Batch, BatchAlloc};
@@ -174,9 +218,9 @@
 //! slots still owned by allocations, and the span memory held and cached. It
 //! walks every span, so call it for diagnostics and tests, not in a hot
 //! loop; with other threads quiet and their batches dropped, every field is
-//! exact. With the `report` feature, [`report()`] says, per annotated loop
-//! and per rewritten `Box::new`, what happened and why an allocation was
-//! plain.
+//! exact. With the `report` feature, [`report()`] says, per place that
+//! opens scopes and per rewritten `Box::new`, what happened and why an
+//! allocation was plain.
 //!
 //! ```
 //! use batch_alloc::{Batch, BatchAlloc};
@@ -200,8 +244,8 @@
 //! ```
 //!
 //! If neither `scoped_allocations` nor `batched_boxes` moves, nothing was
-//! served: the loops were not annotated, the type is not batched, or
-//! `BatchAlloc` is not installed (see the table above, and [`report()`]).
+//! served: no scope was open, or `BatchAlloc` is not installed (see the
+//! table above, and [`report()`]).
 //!
 //! # The `serde` feature
 //!
@@ -209,9 +253,12 @@
 //! batch-alloc = { version = "0.1", features = ["serde"] }
 //! ```
 //!
-//! serde's own impls box each element of a `Vec<Box<T>>` with `Box::new`.
-//! The helpers in [`serde_boxes`] read the same input into the same types,
-//! with the same errors, but take each container's boxes from one batch:
+//! A derived `Deserialize` needs no feature: [`scope`] around the call
+//! serves everything it allocates. The helpers in [`serde_boxes`] go
+//! further for containers of boxes: serde's own impls box each element of
+//! a `Vec<Box<T>>` with `Box::new`; the helpers read the same input into
+//! the same types, with the same errors, but take each container's boxes
+//! from one batch:
 //!
 //! ```
 //! # #[cfg(feature = "serde")] {
@@ -239,10 +286,20 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 //!
-//! A hand-written serde `Visitor` needs no feature: put the attribute on its
-//! `visit_seq` or `visit_map` ([`serde_boxes`] shows how). The module is
-//! called `serde_boxes`, so `use batch_alloc::*;` next to
-//! `use serde::Deserialize;` shadows nothing.
+//! A hand-written serde `Visitor` needs no feature either: put the
+//! attribute on its `visit_seq` or `visit_map`. The module is called
+//! `serde_boxes`, so `use batch_alloc::*;` next to `use serde::Deserialize;`
+//! shadows nothing.
+//!
+//! # Further reading
+//!
+//! The repository, <https://github.com/batch-alloc/batch-alloc>, has the
+//! guides these pages summarise, in `docs/`: `scopes.md` (what a scope
+//! serves and what it costs in memory), `macro.md` (every edge of the
+//! attribute's rewrite), `serde.md`, `runtime.md` (how the runtime works,
+//! and hardening), and the benchmarks; `cargo run --example
+//! macro-expanded` in a checkout prints complete expansions of the
+//! attribute.
 //!
 // Without the feature the module is not there to link to.
 #![cfg_attr(
@@ -297,12 +354,14 @@ pub use report::report;
 /// If no scope is open on the thread, `scope` opens one for the call and
 /// closes it when `f` returns or unwinds; if one is open (an annotated
 /// function or another `scope` up the stack), `f` joins it. While it is
-/// open, every allocation on this thread that a size class serves (up to
-/// 4 KiB) comes from the thread's runs: boxes, strings, vectors, maps,
-/// whatever library code allocates. Each is an ordinary allocation, freed
-/// one by one, on any thread, at any time. Opening costs a thread-local
-/// read and write, joining one read; nothing is allocated. Where
-/// [`BatchAlloc`] is not the global allocator, `f` runs as without it.
+/// open, every allocation on this thread up to the largest size class
+/// (4 KiB) comes from the thread's runs of slots, and larger ones up to
+/// 64 MiB from whole frames (when the scope captures, the default): boxes,
+/// strings, vectors, maps, whatever library code allocates. Each is an
+/// ordinary allocation, freed one by one, on any thread, at any time.
+/// Opening costs a thread-local read and write, joining one read; nothing
+/// is allocated. Where [`BatchAlloc`] is not the global allocator, `f`
+/// runs as without it (a debug build says so once on stderr).
 ///
 /// A scope serves its own thread only: for `rayon`, call it inside each
 /// task (`par_iter().map(|doc| batch_alloc::scope(|| parse(doc)))`). For
