@@ -60,20 +60,20 @@
 //!
 //! // The attribute path: the function is a scope while it runs.
 //! #[batch_alloc]
-//! fn shout(records: &[Record]) -> Vec<Box<String>> {
-//!     records.iter().map(|r| Box::new(r.name.to_uppercase())).collect()
+//! fn labels(records: &[Record]) -> Vec<Box<String>> {
+//!     records.iter().map(|r| Box::new(format!("{}: {}", r.name, r.tags.join(", ")))).collect()
 //! }
 //!
 //! let before = batch_alloc::stats().scoped_allocations;
 //! let records = load(r#"[{"name": "ada", "tags": ["x"]}, {"name": "bob", "tags": []}]"#)?;
-//! let loud = shout(&records);
-//! assert_eq!(*loud[1], "BOB");
+//! let labels = labels(&records);
+//! assert_eq!(*labels[0], "ada: x");
 //! // The records' vector, names, tag lists and tags; the boxes, their
 //! // strings and the vector that holds them.
 //! assert!(batch_alloc::stats().scoped_allocations - before >= 10);
 //!
 //! // Ordinary allocations: drop them anywhere, one by one, on any thread.
-//! std::thread::spawn(move || drop((records, loud))).join().unwrap();
+//! std::thread::spawn(move || drop((records, labels))).join().unwrap();
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 //!
