@@ -24,8 +24,11 @@ pub(crate) static REGION_INIT: SpinLock = SpinLock::new(2);
 /// Held while frames are committed (`region.rs`).
 pub(crate) static COMMIT: SpinLock = SpinLock::new(3);
 
-/// Every lock above, in rank order.
-const ALL: [&SpinLock; 4] = [&RECORDS, &EXTENTS, &REGION_INIT, &COMMIT];
+/// Every lock above, in rank order. (A function: a `const` may not refer
+/// to statics on the supported Rust versions.)
+fn all() -> [&'static SpinLock; 4] {
+    [&RECORDS, &EXTENTS, &REGION_INIT, &COMMIT]
+}
 
 /// Registers the handlers below, once.
 static FORK_HANDLERS: RunOnce = RunOnce::new();
@@ -45,13 +48,13 @@ pub(crate) fn register_fork_handlers() {
 }
 
 unsafe extern "C" fn before_fork() {
-    for lock in ALL {
+    for lock in all() {
         lock.lock();
     }
 }
 
 unsafe extern "C" fn after_fork() {
-    for lock in ALL.into_iter().rev() {
+    for lock in all().into_iter().rev() {
         lock.unlock();
     }
 }
@@ -92,7 +95,7 @@ mod tests {
         assert!(stderr.contains("a lock taken while holding one of the same or a later rank"));
     }
 
-    /// The handlers take the locks in `ALL`'s order, which in debug builds
+    /// The handlers take the locks in `all()`'s order, which in debug builds
     /// aborts unless it is the rank order.
     #[test]
     fn the_fork_handlers_take_every_lock_and_release_them() {
@@ -101,7 +104,7 @@ mod tests {
             before_fork();
             after_fork();
         }
-        for lock in ALL {
+        for lock in all() {
             lock.lock();
             lock.unlock();
         }

@@ -96,17 +96,19 @@ mod lock_order {
         static HELD: Cell<u32> = const { Cell::new(0) };
     }
 
+    // Wrapping shifts: ranks are below 32 (`SpinLock::new` checks it), and
+    // an overflow check here would be a panic path on the allocator's.
     pub(super) fn taking(rank: u8) {
         let _ = HELD.try_with(|held| {
-            if held.get() >> rank != 0 {
+            if held.get().wrapping_shr(rank.into()) != 0 {
                 fatal("batch-alloc: a lock taken while holding one of the same or a later rank");
             }
-            held.set(held.get() | 1 << rank);
+            held.set(held.get() | 1u32.wrapping_shl(rank.into()));
         });
     }
 
     pub(super) fn released(rank: u8) {
-        let _ = HELD.try_with(|held| held.set(held.get() & !(1 << rank)));
+        let _ = HELD.try_with(|held| held.set(held.get() & !1u32.wrapping_shl(rank.into())));
     }
 }
 
