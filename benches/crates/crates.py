@@ -106,7 +106,13 @@ BUILDS = {
     "mimalloc": ("plain", "mimalloc"),
     "batch_system": ("annotated", "batch_system"),
     "batch_mimalloc": ("annotated", "batch_mimalloc"),
+    "scope_system": ("plain", "batch_system"),
+    "scope_mimalloc": ("plain", "batch_mimalloc"),
 }
+# Builds whose workload calls the parser inside batch_alloc::scope: the
+# crates as written, one scope around the call, as a user would write it
+# for code they cannot annotate.
+SCOPED_BUILDS = ("scope_system", "scope_mimalloc")
 EXTRA_BUILDS = {
     "wrap_system": ("plain", "batch_system"),
     "wrap_mimalloc": ("plain", "batch_mimalloc"),
@@ -117,6 +123,8 @@ BUILD_TITLES = {
     "mimalloc": "as written, mimalloc",
     "batch_system": "annotated, BatchAlloc<System>",
     "batch_mimalloc": "annotated, BatchAlloc<MiMalloc>",
+    "scope_system": "as written in scope(), BatchAlloc<System>",
+    "scope_mimalloc": "as written in scope(), BatchAlloc<MiMalloc>",
     "wrap_system": "as written, BatchAlloc<System> (wrapper alone)",
     "wrap_mimalloc": "as written, BatchAlloc<MiMalloc> (wrapper alone)",
     "attr_glibc": "annotated, glibc (BatchAlloc not installed)",
@@ -233,6 +241,12 @@ path = "src/main.rs"
 pub const BUILD: &str = "{build}";
 
 {ALLOC_RS[alloc]}
+/// Runs the parse: inside one batch scope in the scope builds.
+#[inline(never)]
+pub fn scoped<T>(parse: impl FnOnce() -> T) -> T {{
+    {"batch_alloc::scope(parse)" if build in SCOPED_BUILDS else "parse()"}
+}}
+
 /// The allocator's counters, where BatchAlloc is installed.
 pub fn stats() -> Option<[(&'static str, u64); 6]> {{
     {stats}
@@ -663,6 +677,8 @@ def main():
     if args.report_only:
         report(args.report_only)
         return
+    if not args.tests_only and not shutil.which("hyperfine"):
+        sys.exit("crates: hyperfine is not on PATH (apt install hyperfine, or cargo install hyperfine)")
     cfg = dict(QUICK if args.quick else FULL)
     for key in ("rounds", "runs", "warmup"):
         if getattr(args, key) is not None:

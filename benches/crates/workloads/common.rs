@@ -60,7 +60,7 @@ pub fn measure<T>(
         let before = if last { crate::alloc::stats() } else { None };
         let f0 = minflt();
         let t0 = Instant::now();
-        let value = black_box(parse(black_box(input)));
+        let value = black_box(crate::alloc::scoped(|| parse(black_box(input))));
         let t1 = Instant::now();
         let f1 = minflt();
         if last {
