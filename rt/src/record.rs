@@ -58,6 +58,9 @@ pub(crate) fn claim_record() -> Option<&'static HeapRecord> {
 /// is left.
 fn new_record() -> Option<&'static HeapRecord> {
     const SIZE: usize = size_of::<HeapRecord>().next_multiple_of(align_of::<HeapRecord>());
+    // The region's first reservation registers the fork handlers: it must
+    // come before the record lock is first taken (and without a region
+    // there is no frame for a record anyway).
     if !region::ensure_ready() {
         return None;
     }
