@@ -314,7 +314,7 @@ impl Slot {
     }
 
     /// With the `hardened` feature: aborts if the slot carries the freed
-    /// mark, then marks it freed.
+    /// mark and a link, then marks it freed.
     ///
     /// # Safety
     /// - As for [`Slot::write_word`].
@@ -322,7 +322,8 @@ impl Slot {
         if HARDENED {
             let mark = link::freed_mark(span);
             // SAFETY: forwarded contract.
-            if unsafe { self.read_word(MARK_OFFSET) } == mark {
+            let (marked, first) = unsafe { (self.read_word(MARK_OFFSET), self.read_word(0)) };
+            if marked == mark && link::could_be_link(span, first) {
                 link::double_free();
             }
             // SAFETY: forwarded contract.

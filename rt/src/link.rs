@@ -11,9 +11,12 @@
 //!   aborts.
 //! - A free marks the slot's second word with a canary derived from the key,
 //!   and a handed-out slot has it cleared. Freeing a slot that carries the
-//!   canary is a double free, and aborts. (A live object whose bytes 4..8
-//!   happen to equal the canary would be taken for one: a chance of 2^-32
-//!   per free, for data that does not know the random key.)
+//!   canary, and whose first word decodes to a link a free slot could hold,
+//!   is a double free, and aborts. A live object is taken for a freed slot
+//!   only if its bytes 0..8 pass both (about 2^-51 per free for data that
+//!   does not know the random key; the canary alone, 2^-32, would abort a
+//!   correct program that frees a few billion objects of random-looking
+//!   data: the capture reliability test hit it in CI).
 //! - A free of a pointer that is not the start of a slot aborts.
 //!
 //! Every abort writes the reason to stderr without allocating.
@@ -128,6 +131,16 @@ pub(crate) const CHECK_SLOT_STARTS: bool = HARDENED || cfg!(debug_assertions);
 #[inline(always)]
 pub(crate) fn freed_mark(span: &Span) -> u32 {
     CANARY ^ key(span)
+}
+
+/// Whether `word`, the first four bytes of a slot of `span`, decodes to a
+/// link a free slot of the span holds: the end of a list, or the start of
+/// a slot of its frame.
+#[inline(always)]
+pub(crate) fn could_be_link(span: &Span, word: u32) -> bool {
+    let next = word ^ key(span);
+    let size = span.slot_size.load(Ordering::Relaxed);
+    next == NIL || (size != 0 && (next as usize) < FRAME_SIZE && next % size == 0)
 }
 
 /// Aborts: the slot being freed already carries the freed mark.

@@ -30,7 +30,7 @@ use crate::queues::after_remote_push;
 use crate::region::{self, Located};
 use crate::remote;
 use crate::sync::Ordering;
-use crate::types::{HeapRecord, Outgoing, Span, OUTBOX_SPANS};
+use crate::types::{HeapRecord, Outgoing, Span, NIL, OUTBOX_SPANS};
 
 /// Slots a chain collects before it is sent: a span's worth of 64-byte
 /// slots (1,024; 64 with the 4 KiB frames of Miri runs, so that its tests
@@ -139,6 +139,12 @@ unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRec
     if remote::needs_prompt_free(span) {
         // SAFETY: forwarded contract.
         return unsafe { push_now(slot, base, offset, span) };
+    }
+    if link::HARDENED {
+        // The chain's tail gets its link when the chain is sent; until then
+        // a hardened free of it must still find a link (see `link`).
+        // SAFETY: the slot is given up and covered by `slot`.
+        unsafe { write_link(slot, NIL, link::key(span)) };
     }
     *entry = Outgoing {
         frame,

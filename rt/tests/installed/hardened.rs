@@ -71,6 +71,33 @@ fn a_double_free_aborts() {
     });
 }
 
+/// A live object whose bytes 4..8 equal the freed mark (as random-looking
+/// data does once in 2^32 frees) is freed, not taken for a double free: its
+/// first word does not decode to a link.
+#[test]
+fn a_live_object_that_carries_the_freed_mark_is_freed() {
+    serially(|| {
+        let mut pair = boxes(2);
+        let live = Box::into_raw(pair.pop().unwrap()).cast::<u32>();
+        let freed = Box::into_raw(pair.pop().unwrap()).cast::<u32>();
+        // SAFETY: `freed` is a live box of `T` until the dealloc; the reads
+        // after it are of memory the runtime keeps mapped (the span holds
+        // `live`), read as plain integers.
+        let (link, mark) = unsafe {
+            std::alloc::dealloc(freed.cast(), Layout::new::<T>());
+            (freed.read_volatile(), freed.add(1).read_volatile())
+        };
+        // A free slot's link is NIL or an offset under a frame; flipping the
+        // top bit makes it neither.
+        // SAFETY: `live` is a live box of `T`, owned here.
+        unsafe {
+            live.write(link ^ 0x8000_0000);
+            live.add(1).write(mark);
+            drop(Box::from_raw(live.cast::<T>()));
+        }
+    });
+}
+
 #[test]
 fn a_free_inside_a_slot_aborts() {
     serially(|| {
