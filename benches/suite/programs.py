@@ -35,9 +35,9 @@ per_site) run in the two wrapped binaries only.
    builds the input and makes none (the same for every variant).
 
 Results land in target/programs/<stamp>/results.json (target/programs/latest
-points at it); programs_report.py then writes docs/programs.md, keeps a copy
-of the results as docs/programs.json, and rewrites the README's section
-between `<!-- programs:begin -->` and `<!-- programs:end -->`.
+points at it); programs_report.py then writes docs/programs.md and keeps a
+copy of the results as docs/programs.json (no other file: the README
+carries no figures).
 Standard library only; valgrind optional (instructions skipped without it).
 """
 import argparse
@@ -166,8 +166,6 @@ def callgrind(paths, programs, binaries, variants, wrapped_only):
 def report(results_path, args):
     cmd = [sys.executable, os.path.join(HERE, "programs_report.py"), results_path,
            "--doc", args.doc]
-    if args.readme:
-        cmd += ["--readme", args.readme]
     subprocess.run(cmd, check=True, cwd=ROOT)
 
 
@@ -201,14 +199,11 @@ def main():
                     help="rewrite the page from a results.json (or a run directory)")
     ap.add_argument("--doc", help="the page to write (default docs/programs.md; for a run "
                     "of a subset, --programs, --allocators or --variants, the run's directory)")
-    ap.add_argument("--readme", help="README whose programs section to rewrite ('' for "
-                    "none; default README.md, but none for a run of a subset)")
     args = ap.parse_args()
     os.chdir(ROOT)
 
     if args.report_only:
         args.doc = args.doc or "docs/programs.md"
-        args.readme = "README.md" if args.readme is None else args.readme
         path = os.path.abspath(args.report_only)
         if os.path.isdir(path):
             path = os.path.join(path, "results.json")
@@ -242,13 +237,11 @@ def main():
     mode = "quick" if args.quick else "full"
     out = suite.run_dir("programs", mode)
     log(f"results in {out}")
-    # A subset is an experiment: it leaves the committed page and the
-    # README alone unless told otherwise.
+    # A subset is an experiment: it leaves the committed page alone unless
+    # told otherwise.
     subset = bool(args.programs or args.allocators or args.variants)
     if args.doc is None:
         args.doc = os.path.join(out, "programs.md") if subset else "docs/programs.md"
-    if args.readme is None:
-        args.readme = "" if subset else "README.md"
 
     command = "benches/suite/programs.sh " + shlex.join(sys.argv[1:])
     results = {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Measures the real-programs table and writes docs/programs.md and the
-# README's programs section.
+# Measures the real-programs table and writes docs/programs.md (and its
+# results, docs/programs.json).
 #
 #   benches/suite/programs.sh            # full: 5 rounds of 3 runs per process, callgrind (about 10 minutes on 2 cores: 2 of rounds, 7 of callgrind, on a quiet machine; plus the build)
 #   benches/suite/programs.sh --quick    # 2 rounds of 2 runs, no callgrind (about 1 minute, plus the build)

@@ -24,9 +24,9 @@ Builds the five suite bench binaries (one per global allocator), then:
    smaller size), as written and under the attribute, in every binary.
 
 Everything lands in target/suite/<stamp>/ (target/suite/latest points at
-it); report.py then writes docs/benchmarks.md, docs/img/*.png and the
-README's benchmark section (between its markers) from the results,
-installing matplotlib into target/suite/venv if it is missing.
+it); report.py then writes docs/benchmarks.md and docs/img/*.png from the
+results (no other file: the README carries no figures), installing
+matplotlib into target/suite/venv if it is missing.
 Standard library only.
 """
 import argparse
@@ -113,8 +113,6 @@ MEMORY = [
 ]
 MEMORY_SIZES = [16, 64]
 
-# The README whose benchmark section (between its markers) the report rewrites.
-README_SECTION = "README.md"
 # The page the report writes unless told otherwise.
 DEFAULT_DOC = "docs/benchmarks.md"
 MEMORY_N = 1_000_000
@@ -407,13 +405,12 @@ def ensure_plot_python():
     return python
 
 
-def report(results, doc, img, readme):
-    """Runs report.py on a results.json (or a run directory holding one);
-    rewrites the README's section too if `readme`."""
+def report(results, doc, img):
+    """Runs report.py on a results.json (or a run directory holding one):
+    writes `doc` and the charts in `img`, nothing else."""
     python = ensure_plot_python()
     here = os.path.dirname(os.path.abspath(__file__))
-    extra = ["--readme", README_SECTION] if readme else []
-    run([python, os.path.join(here, "report.py"), results, "--doc", doc, "--img", img] + extra,
+    run([python, os.path.join(here, "report.py"), results, "--doc", doc, "--img", img],
         cwd=ROOT)
 
 
@@ -433,8 +430,7 @@ def main():
                          "RUN_DIR (target/suite/...) and measure the rest")
     ap.add_argument("--doc",
                     help=f"the page to write (default {DEFAULT_DOC}, or the run directory's "
-                         "benchmarks.md for a run with --only); the README's section is "
-                         "rewritten only for the default page and a run of every chunk")
+                         "benchmarks.md for a run with --only)")
     ap.add_argument("--img", help="the charts' directory (default docs/img, or the run "
                                   "directory's img for a run with --only)")
     args = ap.parse_args()
@@ -442,7 +438,7 @@ def main():
 
     if args.report_only:
         doc, img = args.doc or DEFAULT_DOC, args.img or "docs/img"
-        report(os.path.abspath(args.report_only), doc, img, doc == DEFAULT_DOC)
+        report(os.path.abspath(args.report_only), doc, img)
         return
 
     cfg = dict(QUICK if args.quick else FULL)
@@ -494,8 +490,7 @@ def main():
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     log(f"measured in {results['seconds']} s; writing the report")
-    readme = doc == DEFAULT_DOC and not args.only
-    report(os.path.join(out, "results.json"), doc, img, readme)
+    report(os.path.join(out, "results.json"), doc, img)
     log(f"wrote {doc} and {img}/")
 
 
