@@ -131,7 +131,8 @@
 //! [`limits::MAX_SMALL_SIZE`] (4 KiB, the largest size class) come from
 //! the thread's runs of slots, and, if the scope captures (the default),
 //! larger ones up to [`limits::MAX_LARGE_SIZE`] (64 MiB) are served as
-//! large blocks of whole 64 KiB frames. Each is freed by `dealloc` on any
+//! large blocks of whole 64 KiB frames, when rounding them up to frames
+//! wastes at most an eighth of them. Each is freed by `dealloc` on any
 //! thread, at any time, after the scope has closed. Left to the inner
 //! allocator:
 //!
@@ -141,6 +142,7 @@
 //! | made where no scope is open on the thread (before the scope opens, after it closes) | no scope is open |
 //! | on another thread, including threads the scope's code starts | a scope serves its own thread only |
 //! | larger than 64 MiB, or aligned past a frame (64 KiB); aligned past a page (8 KiB) and 4 KiB or smaller | no size class or large block serves it |
+//! | past 4 KiB, where whole frames would waste more than an eighth of it (4 to 57 KiB, 64 to 114 KiB, ...) | the inner allocator's classes fit it |
 //! | anything but annotated `Box::new`s, under [`Capture::Boxes`] | capture is off |
 //!
 //! A leaf function annotated alone opens no scope (above), and the
@@ -356,7 +358,8 @@ pub use report::report;
 /// function or another `scope` up the stack), `f` joins it. While it is
 /// open, every allocation on this thread up to the largest size class
 /// (4 KiB) comes from the thread's runs of slots, and larger ones up to
-/// 64 MiB from whole frames (when the scope captures, the default): boxes,
+/// 64 MiB that fit whole frames from frames (when the scope captures, the
+/// default): boxes,
 /// strings, vectors, maps, whatever library code allocates. Each is an
 /// ordinary allocation, freed one by one, on any thread, at any time.
 /// Opening costs a thread-local read and write, joining one read; nothing

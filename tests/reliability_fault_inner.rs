@@ -346,7 +346,7 @@ fn where_the_inner_allocator_must_serve_failure_aborts_like_box_new() {
 mod capture_on {
     use super::*;
 
-    use batch_alloc::limits::MAX_LARGE_SIZE;
+    use batch_alloc::limits::{FRAME_SIZE, MAX_LARGE_SIZE};
     use reliability_common::{
         assert_back_at, assert_captured, assert_disjoint, assert_live, capture_on, slice_range,
         Captured, Patterned, Scope,
@@ -385,8 +385,8 @@ mod capture_on {
                     plain_alloc_works(16),
                     "a capturing scope serves while the inner allocator fails"
                 );
-                // Past the largest class: a large block.
-                assert!(grown.try_reserve_exact(4 * grown.len()).is_ok());
+                // A frame: a large block.
+                assert!(grown.try_reserve_exact(FRAME_SIZE - grown.len()).is_ok());
                 // Past the largest large block: the inner allocator's,
                 // which fails.
                 let at = grown.as_ptr();
@@ -429,7 +429,7 @@ mod capture_on {
             scope.enter();
             black_box(Box::new([7u8; 40]));
             say(b"child: captured while failing\n");
-            black_box(Box::new([5u8; 5000]));
+            black_box(vec![5u8; FRAME_SIZE]);
             say(b"child: large block while failing\n");
             black_box(Vec::<u8>::with_capacity(MAX_LARGE_SIZE + 1));
         }

@@ -126,7 +126,11 @@ pub mod limits {
 
     /// The largest allocation a capturing scope serves, past the size
     /// classes as a large block of whole frames (aligned up to a frame);
-    /// larger ones go to the inner allocator.
+    /// larger ones go to the inner allocator. So do those between the
+    /// classes and this that whole frames would fit badly: a block is
+    /// served as frames when rounding it up to them wastes at most an
+    /// eighth of it (from 56.9 KiB to 64 KiB, from 113.8 KiB to 128 KiB,
+    /// and everything from 448 KiB on).
     pub const MAX_LARGE_SIZE: usize = crate::large::LARGE_MAX;
 }
 

@@ -46,8 +46,11 @@ fn has_class(layout: Layout) -> bool {
 /// Whether a capturing scope serves `layout`: a class does, or, past the
 /// classes, a large block (up to its limit, aligned up to a frame).
 fn served_in_scope(layout: Layout) -> bool {
-    let large = MAX_SMALL_SIZE < layout.size() && layout.size() <= MAX_LARGE_SIZE;
-    has_class(layout) || (large && layout.align() <= FRAME_SIZE)
+    let size = layout.size();
+    let large = MAX_SMALL_SIZE < size && size <= MAX_LARGE_SIZE;
+    // Whole frames, unless that wastes more than an eighth of the block.
+    let tail = size.next_multiple_of(FRAME_SIZE) - size;
+    has_class(layout) || (large && layout.align() <= FRAME_SIZE && tail <= size / 8)
 }
 
 /// Byte `i` of the fill pattern of allocation `id`.
@@ -224,15 +227,21 @@ fn a_vector_grows_through_the_classes_into_a_large_block() {
                     buffers.len()
                 );
                 assert!(v.iter().copied().eq(0..words as u64));
-                // One more: past the classes, a large block of the region,
-                // which grows in place while it can.
+                // Past the classes: medium blocks of the inner allocator up
+                // to a frame, then a large block of the region, which grows
+                // in place while it can.
+                let frame_words = FRAME_SIZE / 8;
+                for i in words as u64..frame_words as u64 {
+                    v.push(i);
+                }
+                assert_eq!(v.capacity(), frame_words);
                 let ((), inner) = inner_calls_in(|| {
-                    for i in words as u64..4 * words as u64 {
+                    for i in frame_words as u64..2 * frame_words as u64 {
                         v.push(i);
                     }
                 });
-                assert_eq!(inner, 0, "past the largest class a large block serves");
-                assert!(v.iter().copied().eq(0..4 * words as u64));
+                assert_eq!(inner, 0, "past a frame a large block serves");
+                assert!(v.iter().copied().eq(0..2 * frame_words as u64));
                 drop(buffers);
             });
             assert_eq!(live_since(&before), 0);

@@ -26,7 +26,9 @@ fn intact(v: &[u8], salt: u8) -> bool {
 fn a_large_block_is_served_grown_shrunk_and_freed_on_another_thread() {
     with_capture(Capture::All, || {
         on_fresh_thread(|| {
-            let len = FRAME_SIZE + 5;
+            // Five bytes short of two frames: the tail is small enough that
+            // the block is served as whole frames.
+            let len = 2 * FRAME_SIZE - 5;
             // The thread's first scope makes its heap, which may allocate.
             in_scope(|| ());
             let before = stats();
@@ -93,12 +95,20 @@ fn the_limits_of_large_blocks() {
         on_fresh_thread(|| {
             in_scope(|| ());
             in_scope(|| {
-                // The largest class is a slot, one byte more a large block,
-                // the largest large block too, one byte more the inner
+                // The largest class is a slot; one byte more is a medium
+                // block, the inner allocator's, until rounding it up to
+                // whole frames wastes at most an eighth of it; the largest
+                // large block is a large block too, one byte more the inner
                 // allocator's.
                 for (len, expected_inner) in [
                     (MAX_SMALL_SIZE, 0),
-                    (MAX_SMALL_SIZE + 1, 0),
+                    (MAX_SMALL_SIZE + 1, 1),
+                    (FRAME_SIZE / 2, 1),
+                    (FRAME_SIZE * 8 / 9 - 1, 1),
+                    (FRAME_SIZE * 8 / 9 + 1, 0),
+                    (FRAME_SIZE, 0),
+                    (FRAME_SIZE + 1, 1),
+                    (2 * FRAME_SIZE * 8 / 9 + 1, 0),
                     (MAX_LARGE_SIZE, 0),
                     (MAX_LARGE_SIZE + 1, 1),
                 ] {
