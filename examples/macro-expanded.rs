@@ -193,8 +193,7 @@ mod expanded {
     /// the `report` feature). Boxes mode: a batch just outside the loop,
     /// sized by the iterator's `size_hint()`.
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
-        let mut __scope0 = ::batch_alloc::__private::Scope::new();
-        ::batch_alloc::__private::enter_at(
+        ::batch_alloc::__private::function_scope::<Vec<Box<Record>>, _>(
             {
                 static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
                     ::batch_alloc::__private::SiteKind::Function,
@@ -205,247 +204,9 @@ mod expanded {
                 );
                 &__SITE
             },
-            &mut __scope0,
-        );
-        let mut out = Vec::with_capacity(lines.len());
-        for line in lines {
-            out.push(::batch_alloc::__private::boxed_at(
-                {
-                    static __SITE: ::batch_alloc::__private::Site =
-                        ::batch_alloc::__private::Site::new(
-                            ::batch_alloc::__private::SiteKind::Boxed,
-                            "",
-                            ::core::file!(),
-                            ::core::line!(),
-                            ::core::column!(),
-                        );
-                    &__SITE
-                },
-                Box::new,
-                Record::parse(line),
-            ));
-        }
-        out
-    }
-
-    /// A `while let` loop: in boxes mode there is no trip count, so the
-    /// batch grows its refills.
-    pub fn list(n: u64) -> Option<Box<Node>> {
-        let mut __scope0 = ::batch_alloc::__private::Scope::new();
-        ::batch_alloc::__private::enter_at(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "list",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            &mut __scope0,
-        );
-        let mut values = 0..n;
-        let mut head = None;
-        while let Some(value) = values.next() {
-            head = Some(::batch_alloc::__private::boxed_at(
-                {
-                    static __SITE: ::batch_alloc::__private::Site =
-                        ::batch_alloc::__private::Site::new(
-                            ::batch_alloc::__private::SiteKind::Boxed,
-                            "",
-                            ::core::file!(),
-                            ::core::line!(),
-                            ::core::column!(),
-                        );
-                    &__SITE
-                },
-                Box::new,
-                Node { value, next: head },
-            ));
-        }
-        head
-    }
-
-    /// Nested loops: nothing at the loops in the default mode, whose scope
-    /// is the function (boxes mode: every call site's batch at the
-    /// outermost loop, the inner loop's without a hint). A `Box::new`
-    /// outside any loop is rewritten in the default mode only.
-    pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
-        let mut __scope0 = ::batch_alloc::__private::Scope::new();
-        ::batch_alloc::__private::enter_at(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "grid",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            &mut __scope0,
-        );
-        let mut out = vec![];
-        out.push(::batch_alloc::__private::boxed_at(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Boxed,
-                    "",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            Box::new,
-            Record::new(rows as u64, "grid"),
-        ));
-        for row in 0..rows {
-            out.push(::batch_alloc::__private::boxed_at(
-                {
-                    static __SITE: ::batch_alloc::__private::Site =
-                        ::batch_alloc::__private::Site::new(
-                            ::batch_alloc::__private::SiteKind::Boxed,
-                            "",
-                            ::core::file!(),
-                            ::core::line!(),
-                            ::core::column!(),
-                        );
-                    &__SITE
-                },
-                Box::new,
-                Record::new(row as u64, "row"),
-            ));
-            for col in 0..cols {
-                out.push(::batch_alloc::__private::boxed_at(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Boxed,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    Box::new,
-                    Record::new((row * cols + col) as u64, "cell"),
-                ));
-            }
-        }
-        out
-    }
-
-    /// A `loop` used as a value, `break` with a box, and what is left as
-    /// written: a macro's tokens and `Box::new` as a value (their
-    /// allocations are served all the same, as any allocation in a scope),
-    /// and in boxes mode a closure's `Box::new`.
-    pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
-        let mut __scope0 = ::batch_alloc::__private::Scope::new();
-        ::batch_alloc::__private::enter_at(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "first_long",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            &mut __scope0,
-        );
-        let mut i = 0;
-        let found = loop {
-            if i == words.len() {
-                break None;
-            }
-            if words[i].len() >= min {
-                break Some(::batch_alloc::__private::boxed_at(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Boxed,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    Box::new,
-                    words[i].to_string(),
-                ));
-            }
-            i += 1;
-        };
-        let mut lengths = Vec::new();
-        for word in words {
-            let boxed = |n: usize| {
-                ::batch_alloc::__private::boxed_at(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Boxed,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    Box::new,
-                    n,
-                )
-            };
-            lengths.push(boxed(word.len()));
-            lengths.extend(vec![Box::new(word.len())]);
-            lengths.extend(Some(word.len()).map(Box::new));
-        }
-        (found, lengths)
-    }
-
-    /// Iterator adapters, and a closure that loops. Default: the closures
-    /// called by `map` run inside the function's scope; the closure's loop
-    /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (boxes mode: nothing outside
-    /// a loop, and a closure's loop is a nest of its own).
-    pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
-        let mut __scope1 = ::batch_alloc::__private::Scope::new();
-        ::batch_alloc::__private::enter_at(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "lengths",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            &mut __scope1,
-        );
-        let repeat = |n: usize| {
-            let mut out = Vec::new();
-            {
-                let mut __scope0 = ::batch_alloc::__private::Scope::new();
-                ::batch_alloc::__private::enter_at(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Loop,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    &mut __scope0,
-                );
-                for _ in 0..n {
+            move || {
+                let mut out = Vec::with_capacity(lines.len());
+                for line in lines {
                     out.push(::batch_alloc::__private::boxed_at(
                         {
                             static __SITE: ::batch_alloc::__private::Site =
@@ -459,16 +220,72 @@ mod expanded {
                             &__SITE
                         },
                         Box::new,
-                        n,
+                        Record::parse(line),
                     ));
                 }
-            }
-            out
-        };
-        words
-            .iter()
-            .map(|w| {
-                ::batch_alloc::__private::boxed_at(
+                out
+            },
+        )
+    }
+
+    /// A `while let` loop: in boxes mode there is no trip count, so the
+    /// batch grows its refills.
+    pub fn list(n: u64) -> Option<Box<Node>> {
+        ::batch_alloc::__private::function_scope::<Option<Box<Node>>, _>(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "list",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            move || {
+                let mut values = 0..n;
+                let mut head = None;
+                while let Some(value) = values.next() {
+                    head = Some(::batch_alloc::__private::boxed_at(
+                        {
+                            static __SITE: ::batch_alloc::__private::Site =
+                                ::batch_alloc::__private::Site::new(
+                                    ::batch_alloc::__private::SiteKind::Boxed,
+                                    "",
+                                    ::core::file!(),
+                                    ::core::line!(),
+                                    ::core::column!(),
+                                );
+                            &__SITE
+                        },
+                        Box::new,
+                        Node { value, next: head },
+                    ));
+                }
+                head
+            },
+        )
+    }
+
+    /// Nested loops: nothing at the loops in the default mode, whose scope
+    /// is the function (boxes mode: every call site's batch at the
+    /// outermost loop, the inner loop's without a hint). A `Box::new`
+    /// outside any loop is rewritten in the default mode only.
+    pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
+        ::batch_alloc::__private::function_scope::<Vec<Box<Record>>, _>(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "grid",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            move || {
+                let mut out = vec![];
+                out.push(::batch_alloc::__private::boxed_at(
                     {
                         static __SITE: ::batch_alloc::__private::Site =
                             ::batch_alloc::__private::Site::new(
@@ -481,11 +298,195 @@ mod expanded {
                         &__SITE
                     },
                     Box::new,
-                    w.len(),
-                )
-            })
-            .chain(repeat(2))
-            .collect()
+                    Record::new(rows as u64, "grid"),
+                ));
+                for row in 0..rows {
+                    out.push(::batch_alloc::__private::boxed_at(
+                        {
+                            static __SITE: ::batch_alloc::__private::Site =
+                                ::batch_alloc::__private::Site::new(
+                                    ::batch_alloc::__private::SiteKind::Boxed,
+                                    "",
+                                    ::core::file!(),
+                                    ::core::line!(),
+                                    ::core::column!(),
+                                );
+                            &__SITE
+                        },
+                        Box::new,
+                        Record::new(row as u64, "row"),
+                    ));
+                    for col in 0..cols {
+                        out.push(::batch_alloc::__private::boxed_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            Record::new((row * cols + col) as u64, "cell"),
+                        ));
+                    }
+                }
+                out
+            },
+        )
+    }
+
+    /// A `loop` used as a value, `break` with a box, and what is left as
+    /// written: a macro's tokens and `Box::new` as a value (their
+    /// allocations are served all the same, as any allocation in a scope),
+    /// and in boxes mode a closure's `Box::new`.
+    pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
+        ::batch_alloc::__private::function_scope::<(Option<Box<String>>, Vec<Box<usize>>), _>(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "first_long",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            move || {
+                let mut i = 0;
+                let found = loop {
+                    if i == words.len() {
+                        break None;
+                    }
+                    if words[i].len() >= min {
+                        break Some(::batch_alloc::__private::boxed_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            words[i].to_string(),
+                        ));
+                    }
+                    i += 1;
+                };
+                let mut lengths = Vec::new();
+                for word in words {
+                    let boxed = |n: usize| {
+                        ::batch_alloc::__private::boxed_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            n,
+                        )
+                    };
+                    lengths.push(boxed(word.len()));
+                    lengths.extend(vec![Box::new(word.len())]);
+                    lengths.extend(Some(word.len()).map(Box::new));
+                }
+                (found, lengths)
+            },
+        )
+    }
+
+    /// Iterator adapters, and a closure that loops. Default: the closures
+    /// called by `map` run inside the function's scope; the closure's loop
+    /// gets a guard of its own, since a closure may also run after the
+    /// function returns or on another thread (boxes mode: nothing outside
+    /// a loop, and a closure's loop is a nest of its own).
+    pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
+        ::batch_alloc::__private::function_scope::<Vec<Box<usize>>, _>(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "lengths",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            move || {
+                let repeat = |n: usize| {
+                    let mut out = Vec::new();
+                    {
+                        let mut __scope0 = ::batch_alloc::__private::Scope::new();
+                        ::batch_alloc::__private::enter_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Loop,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            &mut __scope0,
+                        );
+                        for _ in 0..n {
+                            out.push(::batch_alloc::__private::boxed_at(
+                                {
+                                    static __SITE: ::batch_alloc::__private::Site =
+                                        ::batch_alloc::__private::Site::new(
+                                            ::batch_alloc::__private::SiteKind::Boxed,
+                                            "",
+                                            ::core::file!(),
+                                            ::core::line!(),
+                                            ::core::column!(),
+                                        );
+                                    &__SITE
+                                },
+                                Box::new,
+                                n,
+                            ));
+                        }
+                    }
+                    out
+                };
+                words
+                    .iter()
+                    .map(|w| {
+                        ::batch_alloc::__private::boxed_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            w.len(),
+                        )
+                    })
+                    .chain(repeat(2))
+                    .collect()
+            },
+        )
     }
 
     /// An `async fn` whose loop awaits. Default: the body becomes a future

@@ -434,6 +434,30 @@ pub mod __private {
         }
     }
 
+    /// What `#[batch_alloc]` makes of a synchronous function's body: runs
+    /// `body` inside this thread's scope. Inside an open scope (an
+    /// annotated caller's, the common case) that is a thread-local read and
+    /// a test, with no guard to drop and no unwinding cleanup; otherwise the
+    /// scope opens around the body ([`open_around`]). With the `report`
+    /// feature every call takes the guard, which counts at `site`.
+    #[inline(always)]
+    pub fn function_scope<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
+        if !cfg!(feature = "report") && batch_alloc_rt::scope_would_join() {
+            return body();
+        }
+        open_around(site, body)
+    }
+
+    /// The slow path of [`function_scope`]: opens this thread's scope (or
+    /// finds that none can open here) around `body`, closed when it returns
+    /// or unwinds.
+    #[inline(never)]
+    pub fn open_around<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
+        let mut scope = Scope::new();
+        enter_at(site, &mut scope);
+        body()
+    }
+
     /// What `#[batch_alloc]` puts first in a function body and before a
     /// closure's loop: enters the guard, and counts at `site` whether it
     /// opened a scope.

@@ -2,7 +2,7 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
-use syn::{Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt, TraitItemFn};
+use syn::{Attribute, Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt, TraitItemFn};
 
 use crate::args::{Args, Mode};
 use crate::shared::Names;
@@ -22,7 +22,12 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
     let (args, mut item) = both(args, item)?;
     match &mut item {
         Item::Fn(function) => {
-            let nothing = rewrite_fn(args.mode, &function.sig, &mut function.block);
+            let nothing = rewrite_fn(
+                args.mode,
+                &function.sig,
+                &function.attrs,
+                &mut function.block,
+            );
             if let (Some(why), false) = (nothing, args.quiet) {
                 let subject = format!("`{}`", function.sig.ident);
                 let warning = nothing_to_rewrite(args.mode, &function.sig.ident, &subject, &why);
@@ -34,7 +39,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
             let mut why = None;
             for member in &mut block.items {
                 if let ImplItem::Fn(method) = member {
-                    match rewrite_fn(args.mode, &method.sig, &mut method.block) {
+                    match rewrite_fn(args.mode, &method.sig, &method.attrs, &mut method.block) {
                         None => rewrote = true,
                         Some(reason) => why = why.or(Some(reason)),
                     }
@@ -77,14 +82,19 @@ fn supported(item: Item) -> Result<Item> {
 
 /// Rewrites one function body. Returns why there was nothing to rewrite,
 /// if there was not.
-fn rewrite_fn(mode: Mode, sig: &Signature, body: &mut Block) -> Option<String> {
+fn rewrite_fn(
+    mode: Mode,
+    sig: &Signature,
+    attrs: &[Attribute],
+    body: &mut Block,
+) -> Option<String> {
     if sig.constness.is_some() {
         // A `const fn` cannot call `Box::new`: nothing to batch.
         return None;
     }
     let mut names = Names::default();
     match mode {
-        Mode::Scoped => match scoped::rewrite_fn(sig, body, &mut names) {
+        Mode::Scoped => match scoped::rewrite_fn(sig, attrs, body, &mut names) {
             true => None,
             false => Some(format!("its body is {LEAF}")),
         },

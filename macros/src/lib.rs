@@ -99,9 +99,13 @@ use proc_macro::TokenStream;
 ///
 /// # What it rewrites
 ///
-/// - A synchronous function's body starts with a **scope guard**: one
-///   thread-local read and, if it opens the scope, one write; dropped when
-///   the function returns or unwinds.
+/// - A synchronous function's body runs as a closure inside the scope:
+///   inside an open one, one thread-local read and a test; otherwise the
+///   scope opens around it and closes when it returns or unwinds. The
+///   closure's return type is the function's, so `return`, `?` and
+///   coercions mean what they did. Where the return type cannot be named
+///   (`impl Trait`, `!`), and in `unsafe` and `#[track_caller]` functions,
+///   the body starts with a **scope guard** instead, with the same scope.
 /// - A **leaf** function is left as written: one with no loop, no call of a
 ///   function by path (`f(x)`, `Vec::new()`, `serde_json::from_str(s)`)
 ///   and no macro call other than the standard formatting and assertion

@@ -1,8 +1,16 @@
 //! The default mode: an annotated function is a batch scope while it runs.
 //!
-//! A synchronous function's body starts with a scope guard, which opens
-//! this thread's batch scope (or joins the one a caller opened) and closes
-//! what it opened when the function returns, however it returns. So
+//! A synchronous function's body runs inside this thread's batch scope: it
+//! becomes a closure passed to `function_scope`, which runs it at once when
+//! a scope is open already (a caller's: the common case, one thread-local
+//! read and a test, with no guard to drop), and otherwise opens the scope
+//! around it and closes it when the function returns, however it returns.
+//! The closure's return type is the function's, named in the call, so that
+//! every `return` and `?` in the body converts as it did. A function whose
+//! return type cannot be named there (`impl Trait`, `!`), that is
+//! `#[track_caller]` (the closure would be the caller) or `unsafe` (a
+//! closure's body is not an unsafe context) starts with a scope guard
+//! instead, with the same effect. So
 //! everything the function does is served, whatever it is written with:
 //! loops, iterator adapters and the closures they call, recursion, a single
 //! call into a library (`serde_json::from_str`).
@@ -37,8 +45,12 @@ use std::mem;
 use proc_macro2::{Ident, Span};
 use quote::quote_spanned;
 use syn::spanned::Spanned;
+use syn::visit::Visit;
 use syn::visit_mut::{self, VisitMut};
-use syn::{Block, Expr, ExprAsync, ExprCall, ExprClosure, ExprPath, Signature, Stmt};
+use syn::{
+    Attribute, Block, Expr, ExprAsync, ExprCall, ExprClosure, ExprPath, ReturnType, Signature,
+    Stmt, Type,
+};
 
 use crate::shared::box_new::is_box_new;
 use crate::shared::{block, named_site, private_path, site, take_attrs, Names};
@@ -46,7 +58,12 @@ use crate::shared::{block, named_site, private_path, site, take_attrs, Names};
 /// Rewrites the body of `sig`'s function: its `Box::new` calls, its
 /// closures' loops and its `async` blocks, then makes the body a scope.
 /// False, with the body as written, for a leaf (see [`is_leaf`]).
-pub(crate) fn rewrite_fn(sig: &Signature, body: &mut Block, names: &mut Names) -> bool {
+pub(crate) fn rewrite_fn(
+    sig: &Signature,
+    attrs: &[Attribute],
+    body: &mut Block,
+    names: &mut Names,
+) -> bool {
     if sig.asyncness.is_none() && is_leaf(body) {
         return false;
     }
@@ -66,12 +83,56 @@ pub(crate) fn rewrite_fn(sig: &Signature, body: &mut Block, names: &mut Names) -
             }),
             None,
         )];
+    } else if let Some(output) = closure_output(sig, attrs) {
+        let at = named_site("Function", &sig.ident.to_string(), sig.ident.span());
+        let stmts = mem::take(&mut body.stmts);
+        let scoped = private_path("function_scope");
+        body.stmts = vec![Stmt::Expr(
+            Expr::Verbatim(quote_spanned! {span=>
+                #scoped::<#output, _>(#at, move || { #(#stmts)* })
+            }),
+            None,
+        )];
     } else {
         let guard = names.scope();
         let at = named_site("Function", &sig.ident.to_string(), sig.ident.span());
         body.stmts.insert(0, guard_declaration(&guard, at));
     }
     true
+}
+
+/// The function's return type, to name as the closure's, if the body may
+/// become a closure: the type names no `impl Trait` and is not `!`, and
+/// the function is not `#[track_caller]` (the closure would be the caller)
+/// or `unsafe` (a closure's body is not an unsafe context).
+fn closure_output(sig: &Signature, attrs: &[Attribute]) -> Option<Type> {
+    let track_caller = attrs.iter().any(|a| a.path().is_ident("track_caller"));
+    if track_caller || matches!(sig.safety, syn::Safety::Unsafe(_)) {
+        return None;
+    }
+    let output = match &sig.output {
+        ReturnType::Default => syn::parse_quote!(()),
+        ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    struct Unnameable(bool);
+    impl<'ast> Visit<'ast> for Unnameable {
+        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
+            self.0 = true;
+        }
+        fn visit_type_never(&mut self, _: &'ast syn::TypeNever) {
+            self.0 = true;
+        }
+        fn visit_type_macro(&mut self, _: &'ast syn::TypeMacro) {
+            // What it expands to is not known here.
+            self.0 = true;
+        }
+        fn visit_type_infer(&mut self, _: &'ast syn::TypeInfer) {
+            self.0 = true;
+        }
+    }
+    let mut check = Unnameable(false);
+    check.visit_type(&output);
+    (!check.0).then_some(output)
 }
 
 /// What kind of body a walk is in.

@@ -94,7 +94,7 @@ pub use growth::{default_growth, set_default_growth, Growth};
 pub use heap::trim;
 pub use scope::{
     at_exit, batchable, boxed, capture, entered, outside_scope, scope, scope_on_this_thread,
-    set_capture, try_boxed, Capture, Scope, ScopedFuture,
+    scope_would_join, set_capture, try_boxed, Capture, Scope, ScopedFuture,
 };
 pub use settings::{settings, Settings};
 pub use stats::{scoped_allocations_on_this_thread, stats, Stats};

@@ -315,6 +315,15 @@ pub fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether entering a scope on this thread would join one rather than open
+/// one: a scope is open, or scopes cannot open here. What an annotated
+/// function tests before running its body with no guard; not public API.
+#[doc(hidden)]
+#[inline(always)]
+pub fn scope_would_join() -> bool {
+    heap::scope_state().addr() & (OPEN | DISABLED) != 0
+}
+
 /// Whether a batch scope is open on this thread, and whether it captures:
 /// `None`, `Some(false)` or `Some(true)`. For tests and diagnostics; not
 /// public API.

@@ -41,6 +41,7 @@ mod macro_boxes;
 mod macro_expanded;
 mod macro_scoped;
 mod reach;
+mod return_types;
 
 use batch_alloc::BatchAlloc;
 
