@@ -22,24 +22,29 @@ use crate::link::{self, read_link};
 use crate::region::{self, frame_base};
 use crate::reserve::reserve;
 use crate::sync::Ordering;
-use crate::types::{Counters, HeapRecord, Run, Tally};
+use crate::types::{class_index, Counters, HeapRecord, Run, Tally, CLASS_BY_WORDS};
 
 /// The fast path of a capturing scope's allocation: a bump from the run of
 /// `layout`'s class, for the sizes and alignments of everyday types.
-/// `None` when that is not enough (a run used up, a large or over-aligned
-/// layout): the caller takes [`alloc_in_scope`] with [`class_of_layout`].
+/// `None` when that is not enough (a run used up, a large layout, one
+/// aligned past 16): the caller takes [`alloc_in_scope`] with
+/// [`class_of_layout`].
 /// Calls nothing, so that the caller needs no stack frame.
 ///
 /// `state` is the open scope's state, read by the caller.
 #[inline(always)]
 pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull<u8>> {
-    if layout.size() > MAX_SMALL_SIZE || layout.align() > 8 {
+    if layout.size() > MAX_SMALL_SIZE || layout.align() > 16 {
         return None;
     }
     // SAFETY: an open scope's state names this thread's heap record, and
     // records are never freed.
     let heap = unsafe { &*scope_heap(state) };
-    let class = heap.class_by_words[layout.size().div_ceil(8)];
+    // Always in the table (the tests check it), so `?` never returns; a
+    // lookup that cannot panic keeps the allocator path free of panics.
+    let class = *heap
+        .class_by_words
+        .get(class_index(layout.size(), layout.align()))?;
     // SAFETY: every entry of the table is a class, below the runs' count.
     let run = unsafe { heap.runs.get_unchecked(class as usize) };
     bump(run)
@@ -61,10 +66,16 @@ fn bump(run: &Run) -> Option<NonNull<u8>> {
     Some(unsafe { NonNull::new_unchecked(cur) })
 }
 
-/// The class that serves `layout`, or [`NO_CLASS`].
-#[cold]
-#[inline(never)]
+/// The class that serves `layout`, or [`NO_CLASS`]: the table's for the
+/// everyday layouts (every allocation of a run that is used up asks),
+/// the search's for the rest.
+#[inline]
 pub(crate) fn class_of_layout(layout: Layout) -> u8 {
+    if layout.size() <= MAX_SMALL_SIZE && layout.align() <= 16 {
+        if let Some(&class) = CLASS_BY_WORDS.get(class_index(layout.size(), layout.align())) {
+            return class;
+        }
+    }
     class_for(layout.size(), layout.align())
 }
 
@@ -175,19 +186,19 @@ pub(crate) fn unused_slots(heap: &HeapRecord) -> u64 {
 mod tests {
     use super::*;
     use crate::class::NO_CLASS;
-    use crate::types::CLASS_BY_WORDS;
 
     #[test]
     fn the_word_table_picks_the_class_search_would() {
         for size in 1..=MAX_SMALL_SIZE {
-            for align in [1, 2, 4, 8] {
-                assert_eq!(
-                    CLASS_BY_WORDS[size.div_ceil(8)],
-                    class_for(size, align),
-                    "{size} {align}"
-                );
+            for align in [1, 2, 4, 8, 16] {
+                let class = CLASS_BY_WORDS[class_index(size, align)];
+                assert_eq!(class, class_for(size, align), "{size} {align}");
+                let layout = Layout::from_size_align(size, align).unwrap();
+                assert_eq!(class_of_layout(layout), class, "{size} {align}");
             }
         }
+        let page_aligned = Layout::from_size_align(64, 8192).unwrap();
+        assert_eq!(class_of_layout(page_aligned), class_for(64, 8192));
         let large = Layout::from_size_align(MAX_SMALL_SIZE + 1, 8).unwrap();
         assert_eq!(class_of_layout(large), NO_CLASS);
     }

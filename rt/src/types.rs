@@ -467,19 +467,33 @@ const fn empty_runs() -> [Run; NUM_CLASSES] {
 /// alignment of at most 8, indexed by its size in 8-byte words (rounded
 /// up). Every entry is a class (a size of 0 never reaches an allocator), so
 /// it can index the runs without a check.
-pub(crate) const CLASS_BY_WORDS: [u8; WORD_CLASSES] = {
-    let mut table = [0; WORD_CLASSES];
-    let mut words = 1;
+pub(crate) const CLASS_BY_WORDS: [u8; 2 * WORD_CLASSES] = {
+    let mut table = [0; 2 * WORD_CLASSES];
+    let mut words = 0;
     while words < WORD_CLASSES {
-        table[words] = class_for(words * 8, 8);
+        // Zero bytes (never asked for) takes the smallest slot of each
+        // alignment.
+        let size = if words == 0 { 1 } else { words * 8 };
+        table[words] = class_for(size, 8);
+        table[WORD_CLASSES + words] = class_for(size, 16);
         assert!((table[words] as usize) < NUM_CLASSES);
+        assert!((table[WORD_CLASSES + words] as usize) < NUM_CLASSES);
         words += 1;
     }
     table
 };
 
-/// Entries of [`CLASS_BY_WORDS`].
+/// Entries of each half of [`CLASS_BY_WORDS`].
 pub(crate) const WORD_CLASSES: usize = MAX_SMALL_SIZE / 8 + 1;
+
+/// The entry of [`CLASS_BY_WORDS`] for `size` bytes (at most
+/// `MAX_SMALL_SIZE`) aligned to `align` (at most 16): the second half for
+/// 16-byte alignment, which `u128`s, SIMD vectors and some parsers' tokens
+/// ask for. Branch-free, for the allocator's fast path.
+#[inline(always)]
+pub(crate) fn class_index(size: usize, align: usize) -> usize {
+    size.div_ceil(8) + (align >> 4) * WORD_CLASSES
+}
 
 /// A heap, as other threads and `stats()` see it. Made once, in the
 /// region's own memory, and never freed (see `record.rs`). The mailbox,
@@ -500,7 +514,7 @@ pub(crate) struct HeapRecord {
     /// [`CLASS_BY_WORDS`], copied beside the runs, so that the allocator
     /// path finds a size's run from the heap it already holds, without
     /// reaching another crate's static.
-    pub class_by_words: [u8; WORD_CLASSES],
+    pub class_by_words: [u8; 2 * WORD_CLASSES],
     /// Slots waiting in the outbox, for statistics: written by the owner
     /// with plain stores.
     pub outbox_slots: core::sync::atomic::AtomicU32,
