@@ -47,7 +47,27 @@ pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull
         .get(class_index(layout.size(), layout.align()))?;
     // SAFETY: every entry of the table is a class, below the runs' count.
     let run = unsafe { heap.runs.get_unchecked(class as usize) };
-    bump(run)
+    take(run)
+}
+
+/// The next slot of `run` without a refill: a fresh one from its stretch,
+/// else a recycled one from its list. In a program that frees as it goes,
+/// a run's stretch is soon used up and most refills are lists of freed
+/// slots, so both belong on the fast path (kdl under `scope()` took 1.3
+/// million allocations, four in ten, through the slow path at about 80
+/// instructions each while the pop was there).
+#[inline(always)]
+fn take(run: &Run) -> Option<NonNull<u8>> {
+    if let Some(slot) = bump(run) {
+        return Some(slot);
+    }
+    if run.list_left.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let slot = pop_recycled(run);
+    // SAFETY: a run's slots are this thread's, reserved, never handed out.
+    unsafe { link::on_handout(slot) };
+    NonNull::new(slot)
 }
 
 /// The next fresh slot of `run`, if its stretch is not used up.
@@ -87,30 +107,25 @@ pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>
     // records are never freed.
     let heap = unsafe { &*scope_heap(state) };
     let run = heap.runs.get(class as usize)?;
-    match bump(run) {
+    match take(run) {
         Some(slot) => Some(slot),
         None => next_slot(heap, run, class),
     }
 }
 
-/// Once the run's stretch of fresh slots is used up: a recycled slot, or
-/// the first of a new reservation (`None` if none can be had).
+/// Once the run is used up: the first slot of a new reservation (`None` if
+/// none can be had).
 #[cold]
 #[inline(never)]
 fn next_slot(heap: &HeapRecord, run: &Run, class: u8) -> Option<NonNull<u8>> {
-    if run.list_left.load(Ordering::Relaxed) == 0 && !refill(heap, run, class) {
+    if !refill(heap, run, class) {
         return None;
     }
-    if let Some(slot) = bump(run) {
-        return Some(slot);
-    }
-    let slot = pop_recycled(run);
-    // SAFETY: a run's slots are this thread's, reserved, never handed out.
-    unsafe { link::on_handout(slot) };
-    NonNull::new(slot)
+    take(run)
 }
 
 /// The next slot of the run's recycled list, which is not empty.
+#[inline(always)]
 fn pop_recycled(run: &Run) -> *mut u8 {
     let frame = run.frame.load(Ordering::Relaxed);
     let slot = run.list.load(Ordering::Relaxed);
