@@ -70,13 +70,15 @@ fn a_freed_block_is_reused_zeroed_when_asked_and_trim_gives_its_memory_back() {
                 stats().cached_bytes >= len as u64,
                 "the frames wait for reuse"
             );
-            // The same size again: the same frames, best fit.
+            // The same size again: the freed frames, best fit (the free
+            // extent may have merged with a free frame just before them).
+            let reuses = |p: *const u8| p.addr().abs_diff(address) < len;
             let second = in_scope(|| filled(len, 4));
-            assert_eq!(second.as_ptr().addr(), address);
+            assert!(reuses(second.as_ptr()));
             drop(second);
             // Zeroed, though the frames hold the last block's bytes.
             let zeroed = in_scope(|| vec![0u8; len]);
-            assert_eq!(zeroed.as_ptr().addr(), address);
+            assert!(reuses(zeroed.as_ptr()));
             assert!(zeroed.iter().all(|&b| b == 0));
             drop(zeroed);
             let cached = stats().cached_bytes;
