@@ -12,7 +12,7 @@ use core::ptr::NonNull;
 use crate::class::NO_CLASS;
 use crate::config::MAX_SMALL_SIZE;
 use crate::free::free;
-use crate::heap::{self, captures, ScopeState};
+use crate::heap::{self, ScopeState};
 use crate::large;
 use crate::region::{locate, Located};
 use crate::runs::count_large_block;
@@ -94,7 +94,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let proof = NoUnwind;
         let state = heap::scope_state();
-        let p = if captures(state) {
+        let p = if state.captures() {
             // SAFETY: the caller's contract, forwarded.
             unsafe { self.alloc_captured(state, layout) }
         } else {
@@ -112,7 +112,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
             observe_probe();
         }
         let state = heap::scope_state();
-        let p = if captures(state) {
+        let p = if state.captures() {
             // SAFETY: the caller's contract, forwarded.
             unsafe { self.alloc_zeroed_captured(state, layout) }
         } else {
@@ -147,7 +147,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
             Some(at) => unsafe { self.realloc_slot(at, ptr, layout, new_size) },
             None => {
                 let state = heap::scope_state();
-                match captures(state) {
+                match state.captures() {
                     // SAFETY: the caller's contract, forwarded; the scope is
                     // this thread's, open and capturing.
                     true => unsafe { self.realloc_into_scope(state, ptr, layout, new_size) },
@@ -257,7 +257,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // alignment, does not overflow `isize`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         let state = heap::scope_state();
-        let captured = match captures(state) {
+        let captured = match state.captures() {
             true => scope_block(state, new_layout, false),
             false => None,
         };

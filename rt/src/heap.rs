@@ -47,7 +47,7 @@ use crate::types::{
 
 thread_local! {
     static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(NO_HEAP) };
-    static SCOPE: Cell<ScopeState> = const { Cell::new(UNKNOWN_SCOPE) };
+    static SCOPE: Cell<ScopeState> = const { Cell::new(ScopeState::UNKNOWN) };
     /// The heap has retired: the thread is exiting, and makes no other.
     static EXITED: Cell<bool> = const { Cell::new(false) };
 }
@@ -67,48 +67,81 @@ thread_local! {
 /// heap | READY | OPEN | CAPTURING   and it captures every allocation the
 ///                               runtime can serve
 /// ```
-pub(crate) type ScopeState = *mut HeapRecord;
+///
+/// A `#[repr(transparent)]` word: every test and change of the flags is a
+/// method here, and compiles to the same bit operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub(crate) struct ScopeState(*mut HeapRecord);
 
-/// Not known yet.
-pub(crate) const UNKNOWN_SCOPE: ScopeState = ptr::null_mut();
 /// A scope is open and captures.
 pub(crate) const CAPTURING: usize = 1;
 /// A scope is open.
-pub(crate) const OPEN: usize = 2;
+const OPEN: usize = 2;
 /// The heap is known: a scope can open.
-pub(crate) const READY: usize = 4;
+const READY: usize = 4;
 /// Scopes never open on this thread.
-pub(crate) const DISABLED: usize = 8;
+const DISABLED: usize = 8;
 const FLAGS: usize = 63;
 
-/// The state of a thread where scopes never open.
-#[inline(always)]
-pub(crate) fn disabled_scope() -> ScopeState {
-    ptr::without_provenance_mut(DISABLED)
-}
+impl ScopeState {
+    /// Not known yet.
+    pub(crate) const UNKNOWN: ScopeState = ScopeState(ptr::null_mut());
 
-/// The state of a thread with `heap` and no scope open.
-#[inline(always)]
-pub(crate) fn ready_scope(heap: &HeapRecord) -> ScopeState {
-    (heap as *const HeapRecord as *mut HeapRecord).map_addr(|a| a | READY)
-}
+    /// The state of a thread where scopes never open.
+    #[inline(always)]
+    pub(crate) fn disabled() -> ScopeState {
+        ScopeState(ptr::without_provenance_mut(DISABLED))
+    }
 
-/// Whether `state` has a scope open that captures.
-#[inline(always)]
-pub(crate) fn captures(state: ScopeState) -> bool {
-    state.addr() & CAPTURING != 0
-}
+    /// The state of a thread with `heap` and no scope open.
+    #[inline(always)]
+    pub(crate) fn ready(heap: &HeapRecord) -> ScopeState {
+        ScopeState((heap as *const HeapRecord as *mut HeapRecord).map_addr(|a| a | READY))
+    }
 
-/// Whether `state` has a scope open.
-#[inline(always)]
-pub(crate) fn is_open(state: ScopeState) -> bool {
-    state.addr() & OPEN != 0
-}
+    /// Whether a scope is open.
+    #[inline(always)]
+    pub(crate) fn is_open(self) -> bool {
+        self.0.addr() & OPEN != 0
+    }
 
-/// The heap an open scope's state names.
-#[inline(always)]
-pub(crate) fn scope_heap(state: ScopeState) -> *mut HeapRecord {
-    state.map_addr(|a| a & !FLAGS)
+    /// Whether a scope is open that captures.
+    #[inline(always)]
+    pub(crate) fn captures(self) -> bool {
+        self.0.addr() & CAPTURING != 0
+    }
+
+    /// Whether entering a scope joins rather than opens one: a scope is
+    /// open, or none can open on this thread.
+    #[inline(always)]
+    pub(crate) fn joins(self) -> bool {
+        self.0.addr() & (OPEN | DISABLED) != 0
+    }
+
+    /// Whether the heap is known, so that a scope can open at once.
+    #[inline(always)]
+    pub(crate) fn is_ready(self) -> bool {
+        self.0.addr() & READY != 0
+    }
+
+    /// This state with a scope open; `capture` is [`CAPTURING`] or 0.
+    #[inline(always)]
+    pub(crate) fn opened(self, capture: usize) -> ScopeState {
+        ScopeState(self.0.map_addr(|a| a | OPEN | (capture & CAPTURING)))
+    }
+
+    /// This state with no scope open.
+    #[inline(always)]
+    pub(crate) fn closed(self) -> ScopeState {
+        ScopeState(self.0.map_addr(|a| a & !(OPEN | CAPTURING)))
+    }
+
+    /// The heap an open scope's state names.
+    #[inline(always)]
+    pub(crate) fn heap(self) -> *mut HeapRecord {
+        self.0.map_addr(|a| a & !FLAGS)
+    }
 }
 
 /// This thread's heap record, or [`NO_HEAP`] before its first refill and
@@ -123,7 +156,7 @@ pub(crate) fn current() -> *mut HeapRecord {
 /// path.
 #[inline(always)]
 pub(crate) fn scope_state() -> ScopeState {
-    SCOPE.try_with(Cell::get).unwrap_or(UNKNOWN_SCOPE)
+    SCOPE.try_with(Cell::get).unwrap_or(ScopeState::UNKNOWN)
 }
 
 /// Sets this thread's scope state. A state naming a heap must name this
@@ -212,7 +245,7 @@ pub(crate) fn trim_current() {
     // SAFETY: records are never freed, and this one is this thread's.
     let record = unsafe { &*heap };
     outbox::send_all(record);
-    if !is_open(scope_state()) {
+    if !scope_state().is_open() {
         give_back_runs(record);
         for run in &record.runs {
             run.want.store(0, Ordering::Relaxed);
@@ -261,7 +294,7 @@ unsafe extern "C" fn retire_at_exit(_armed: *mut c_void) {
 fn retire_current() {
     let heap = current();
     let _ = EXITED.try_with(|e| e.set(true));
-    set_scope_state(disabled_scope());
+    set_scope_state(ScopeState::disabled());
     if heap == NO_HEAP {
         return;
     }

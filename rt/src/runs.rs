@@ -17,7 +17,7 @@ use core::ptr::NonNull;
 
 use crate::class::{self, class_for};
 use crate::config::{FIRST_REFILL, MAX_SMALL_SIZE};
-use crate::heap::{scope_heap, ScopeState};
+use crate::heap::ScopeState;
 use crate::link::{self, read_link};
 use crate::region::{self, frame_base};
 use crate::reserve::reserve;
@@ -39,7 +39,7 @@ pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull
     }
     // SAFETY: an open scope's state names this thread's heap record, and
     // records are never freed.
-    let heap = unsafe { &*scope_heap(state) };
+    let heap = unsafe { &*state.heap() };
     // Always in the table (the tests check it), so `?` never returns; a
     // lookup that cannot panic keeps the allocator path free of panics.
     let class = *heap
@@ -105,7 +105,7 @@ pub(crate) fn class_of_layout(layout: Layout) -> u8 {
 pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>> {
     // SAFETY: an open scope's state names this thread's heap record, and
     // records are never freed.
-    let heap = unsafe { &*scope_heap(state) };
+    let heap = unsafe { &*state.heap() };
     let run = heap.runs.get(class as usize)?;
     match take(run) {
         Some(slot) => Some(slot),
@@ -180,7 +180,7 @@ fn refill(heap: &HeapRecord, run: &Run, class: u8) -> bool {
 pub(crate) fn count_large_block(state: ScopeState) {
     // SAFETY: an open scope's state names this thread's heap record, and
     // records are never freed.
-    let heap = unsafe { &*scope_heap(state) };
+    let heap = unsafe { &*state.heap() };
     Counters::add(&heap.counters.large_blocks, 1);
 }
 

@@ -22,9 +22,7 @@ use core::task::{Context, Poll};
 
 use crate::class::{class_of, NO_CLASS};
 use crate::global::is_active;
-use crate::heap::{
-    self, disabled_scope, ready_scope, ScopeState, CAPTURING, DISABLED, OPEN, READY,
-};
+use crate::heap::{self, ScopeState, CAPTURING};
 use crate::link::box_in_slot;
 use crate::runs::alloc_in_scope;
 use crate::settings::{settings, warn_not_installed};
@@ -158,12 +156,11 @@ impl Scope {
 #[inline(always)]
 fn open_or_join() -> u8 {
     let state = heap::scope_state();
-    if state.addr() & (OPEN | DISABLED) != 0 {
+    if state.joins() {
         return JOINED;
     }
-    if state.addr() & READY != 0 {
-        let bits = OPEN | CAPTURE_BIT.load(Ordering::Relaxed);
-        heap::set_scope_state(state.map_addr(|a| a | bits));
+    if state.is_ready() {
+        heap::set_scope_state(state.opened(CAPTURE_BIT.load(Ordering::Relaxed)));
         return OPENED;
     }
     first_scope()
@@ -184,13 +181,13 @@ fn first_scope() -> u8 {
     };
     match heap {
         Some(heap) => {
-            heap::set_scope_state(ready_scope(heap));
+            heap::set_scope_state(ScopeState::ready(heap));
             open_or_join()
         }
         None => {
             // No BatchAlloc, no region, or the thread exiting: loops run as
             // written, at the cost of one thread-local read.
-            heap::set_scope_state(disabled_scope());
+            heap::set_scope_state(ScopeState::disabled());
             JOINED
         }
     }
@@ -199,13 +196,7 @@ fn first_scope() -> u8 {
 /// Closes the scope this thread has open.
 #[inline(always)]
 fn close() {
-    heap::set_scope_state(closed(heap::scope_state()));
-}
-
-/// `state` with no scope open.
-#[inline(always)]
-fn closed(state: ScopeState) -> ScopeState {
-    state.map_addr(|a| a & !(OPEN | CAPTURING))
+    heap::set_scope_state(heap::scope_state().closed());
 }
 
 impl Default for Scope {
@@ -311,7 +302,7 @@ pub fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
     }
     let state = heap::scope_state();
     let _restore = Restore(state);
-    heap::set_scope_state(closed(state));
+    heap::set_scope_state(state.closed());
     f()
 }
 
@@ -321,7 +312,7 @@ pub fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
 #[doc(hidden)]
 #[inline(always)]
 pub fn scope_would_join() -> bool {
-    heap::scope_state().addr() & (OPEN | DISABLED) != 0
+    heap::scope_state().joins()
 }
 
 /// Whether a batch scope is open on this thread, and whether it captures:
@@ -330,7 +321,7 @@ pub fn scope_would_join() -> bool {
 #[doc(hidden)]
 pub fn scope_on_this_thread() -> Option<bool> {
     let state = heap::scope_state();
-    heap::is_open(state).then(|| heap::captures(state))
+    state.is_open().then(|| state.captures())
 }
 
 /// A slot of `T`'s class from this thread's open scope: `None` if no scope
@@ -339,7 +330,7 @@ pub fn scope_on_this_thread() -> Option<bool> {
 fn slot_in_scope<T>() -> Option<NonNull<u8>> {
     let state = heap::scope_state();
     let class = const { class_of::<T>() };
-    if heap::is_open(state) && class != NO_CLASS {
+    if state.is_open() && class != NO_CLASS {
         return alloc_in_scope(state, class);
     }
     None
