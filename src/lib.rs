@@ -375,11 +375,7 @@ pub use report::report;
 #[inline]
 pub fn scope<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(feature = "report")]
-    {
-        let mut guard = __private::Scope::new();
-        __private::enter_at(report::site_at(std::panic::Location::caller()), &mut guard);
-        f()
-    }
+    return __private::open_around(report::site_at(std::panic::Location::caller()), f);
     #[cfg(not(feature = "report"))]
     batch_alloc_rt::scope(f)
 }

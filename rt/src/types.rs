@@ -463,10 +463,11 @@ const fn empty_runs() -> [Run; NUM_CLASSES] {
     runs
 }
 
-/// The class of an allocation of up to [`MAX_SMALL_SIZE`] bytes at an
-/// alignment of at most 8, indexed by its size in 8-byte words (rounded
-/// up). Every entry is a class (a size of 0 never reaches an allocator), so
-/// it can index the runs without a check.
+/// The class of an allocation of up to [`MAX_SMALL_SIZE`] bytes, indexed
+/// by [`class_index`]: its size in 8-byte words (rounded up), in the first
+/// half for an alignment of at most 8, in the second for 16. Every entry is
+/// a class (size 0, which never reaches an allocator, takes the smallest),
+/// so it can index the runs without a check.
 pub(crate) const CLASS_BY_WORDS: [u8; 2 * WORD_CLASSES] = {
     let mut table = [0; 2 * WORD_CLASSES];
     let mut words = 0;
