@@ -14,7 +14,8 @@ use std::thread;
 use std::time::Instant;
 
 use batch_alloc::{stats, Batch, BatchAlloc, Growth};
-use batch_alloc_rt::{limits, set_exact_refills, size_classes, size_classes_before_growth};
+use batch_alloc_rt::__private::{set_exact_refills, size_classes_before_growth};
+use batch_alloc_rt::{limits, size_classes};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();

@@ -390,11 +390,12 @@ pub fn scope<R>(f: impl FnOnce() -> R) -> R {
 /// then needed about twice the stack.
 pub mod __private {
     pub use crate::report::{Site, SiteKind};
-    pub use batch_alloc_rt::{scope_on_this_thread, RawBatch, Scope as RawScope};
+    pub use batch_alloc_rt::__private::{scope_on_this_thread, RawBatch, Scope as RawScope};
     pub use core::iter::{IntoIterator, Iterator};
 
     use crate::report::Outcome;
-    use batch_alloc_rt::{batchable, is_active, try_boxed, ScopedFuture};
+    use batch_alloc_rt::__private::{batchable, try_boxed, ScopedFuture};
+    use batch_alloc_rt::is_active;
     use core::future::Future;
 
     /// The guard `#[batch_alloc]` declares first in a function body (and
@@ -404,7 +405,7 @@ pub mod __private {
     /// count what the scope served.
     #[derive(Debug, Default)]
     pub struct Scope {
-        inner: batch_alloc_rt::Scope,
+        inner: batch_alloc_rt::__private::Scope,
         #[cfg(feature = "report")]
         opened_at: Option<(&'static Site, u64)>,
     }
@@ -414,7 +415,7 @@ pub mod __private {
         #[inline(always)]
         pub const fn new() -> Scope {
             Scope {
-                inner: batch_alloc_rt::Scope::new(),
+                inner: batch_alloc_rt::__private::Scope::new(),
                 #[cfg(feature = "report")]
                 opened_at: None,
             }
@@ -438,7 +439,7 @@ pub mod __private {
     /// feature every call takes the guard, which counts at `site`.
     #[inline(always)]
     pub fn function_scope<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
-        if !cfg!(feature = "report") && batch_alloc_rt::scope_would_join() {
+        if !cfg!(feature = "report") && batch_alloc_rt::__private::scope_would_join() {
             return body();
         }
         open_around(site, body)
@@ -491,7 +492,7 @@ pub mod __private {
         #[cfg(not(feature = "report"))]
         {
             let _ = site;
-            ScopedFuture::new(future, batch_alloc_rt::entered)
+            ScopedFuture::new(future, batch_alloc_rt::__private::entered)
         }
         #[cfg(feature = "report")]
         ScopedFuture::new(future, move || {
@@ -580,7 +581,7 @@ pub mod __private {
         F: FnOnce(T) -> Box<T>,
     {
         let _ = new;
-        batch_alloc_rt::boxed(value)
+        batch_alloc_rt::__private::boxed(value)
     }
 
     /// What `#[batch_alloc(boxes)]` turns `Box::new(value)` into, inside a

@@ -182,11 +182,11 @@ mod on {
             }
             static AT_EXIT: Once = Once::new();
             AT_EXIT.call_once(|| {
-                batch_alloc_rt::at_exit(print_at_exit);
+                batch_alloc_rt::__private::at_exit(print_at_exit);
             });
             // The list's growth is the report's own allocation, not the
             // scope's.
-            batch_alloc_rt::outside_scope(|| lock(&SITES).push(self));
+            batch_alloc_rt::__private::outside_scope(|| lock(&SITES).push(self));
         }
     }
 
@@ -204,7 +204,7 @@ mod on {
         type Key = (&'static str, u32, u32);
         static BY_PLACE: Mutex<Option<HashMap<Key, &'static Site>>> = Mutex::new(None);
         let key = (location.file(), location.line(), location.column());
-        batch_alloc_rt::outside_scope(|| {
+        batch_alloc_rt::__private::outside_scope(|| {
             *lock(&BY_PLACE)
                 .get_or_insert_with(HashMap::new)
                 .entry(key)
@@ -222,11 +222,11 @@ mod on {
 
     /// Allocations this thread's scopes have served so far.
     pub(crate) fn served_on_this_thread() -> u64 {
-        batch_alloc_rt::scoped_allocations_on_this_thread()
+        batch_alloc_rt::__private::scoped_allocations_on_this_thread()
     }
 
     extern "C" fn print_at_exit() {
-        if batch_alloc_rt::settings().report_at_exit {
+        if batch_alloc_rt::__private::settings().report_at_exit {
             eprint!("{}", table());
         }
     }

@@ -29,7 +29,7 @@
 //!   each free); the owner takes the list back in one exchange.
 //! - **scope**: while an annotated loop runs, its thread's allocations come
 //!   from **runs**, per-class stretches of slots the thread keeps between
-//!   scopes; see [`Scope`].
+//!   scopes; see [`scope`].
 //! - **abandoned span**: a span whose owner thread exited while boxes from it
 //!   were alive. Frees still work; the last one returns the span to the pool.
 //! - **pool**: empty frames shared by all threads; past a limit they decay:
@@ -83,39 +83,45 @@ mod stats;
 mod sync;
 mod types;
 
-pub use batch::{Batch, RawBatch};
+pub use batch::Batch;
 pub use class::SizeClass;
 pub use global::{is_active, BatchAlloc};
-
-#[cfg(batch_alloc_no_panic)]
-#[doc(hidden)]
-pub use global::no_panic_proof;
 pub use growth::{default_growth, set_default_growth, Growth};
 pub use heap::trim;
-pub use scope::{
-    at_exit, batchable, boxed, capture, entered, outside_scope, scope, scope_on_this_thread,
-    scope_would_join, set_capture, try_boxed, Capture, Scope, ScopedFuture,
-};
-pub use settings::{settings, Settings};
-pub use stats::{scoped_allocations_on_this_thread, stats, Stats};
+pub use scope::{capture, scope, set_capture, Capture};
+pub use stats::{stats, Stats};
+
+/// Not public API: what the `batch-alloc` facade, the code `#[batch_alloc]`
+/// generates and this crate's tests call, gathered here so that the root
+/// holds the public API only.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::batch::RawBatch;
+    #[cfg(batch_alloc_no_panic)]
+    pub use crate::global::no_panic_proof;
+    pub use crate::scope::{
+        at_exit, batchable, boxed, entered, outside_scope, scope_on_this_thread, scope_would_join,
+        try_boxed, Scope, ScopedFuture,
+    };
+    pub use crate::settings::{settings, Settings};
+    pub use crate::stats::scoped_allocations_on_this_thread;
+
+    /// The size classes without the rule that grows each class to fill its
+    /// span, for comparing the two tables (the `policy-study` feature).
+    #[cfg(feature = "policy-study")]
+    pub fn size_classes_before_growth() -> Vec<crate::SizeClass> {
+        let (table, len) = crate::class::build_table(false);
+        table[..len].to_vec()
+    }
+
+    #[cfg(feature = "policy-study")]
+    pub use crate::reserve::set_exact_refills;
+}
 
 /// The size classes batches serve, smallest first.
 pub fn size_classes() -> &'static [SizeClass] {
     &class::CLASSES
 }
-
-/// The size classes without the rule that grows each class to fill its span,
-/// for comparing the two tables (the `policy-study` feature).
-#[cfg(feature = "policy-study")]
-#[doc(hidden)]
-pub fn size_classes_before_growth() -> Vec<SizeClass> {
-    let (table, len) = class::build_table(false);
-    table[..len].to_vec()
-}
-
-#[cfg(feature = "policy-study")]
-#[doc(hidden)]
-pub use reserve::set_exact_refills;
 
 /// Constants the allocator is built with.
 pub mod limits {

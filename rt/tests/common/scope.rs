@@ -6,7 +6,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use batch_alloc_rt::{stats, Scope, Stats};
+use batch_alloc_rt::__private::Scope;
+use batch_alloc_rt::{stats, Stats};
 
 /// The system allocator, counting the blocks it hands out (`alloc`,
 /// `alloc_zeroed`, `realloc`) on each thread.

@@ -18,7 +18,8 @@ use std::os::unix::thread::JoinHandleExt;
 use std::sync::OnceLock;
 use std::thread;
 
-use batch_alloc_rt::{stats, trim, Batch, Capture, Scope};
+use batch_alloc_rt::__private::Scope;
+use batch_alloc_rt::{stats, trim, Batch, Capture};
 
 use crate::common::{assert_back_at, in_scope, on_fresh_thread, with_capture};
 

@@ -6,7 +6,8 @@
 //! allocation that was to be a plain box, and `refills` the batch's own
 //! reservations.)
 
-use batch_alloc_rt::{stats, RawBatch};
+use batch_alloc_rt::__private::RawBatch;
+use batch_alloc_rt::stats;
 
 use crate::common::serially;
 

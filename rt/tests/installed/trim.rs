@@ -8,7 +8,8 @@
 use std::sync::mpsc::channel;
 use std::thread;
 
-use batch_alloc_rt::{stats, trim, Batch, Capture, Scope};
+use batch_alloc_rt::__private::Scope;
+use batch_alloc_rt::{stats, trim, Batch, Capture};
 
 use crate::common::with_capture;
 

@@ -2,7 +2,8 @@
 //! nothing and `boxed` is `Box::new`: a library annotated with
 //! `#[batch_alloc]` runs as written in a program that does not install it.
 
-use batch_alloc_rt::{boxed, is_active, scope_on_this_thread, stats, Scope};
+use batch_alloc_rt::__private::{boxed, scope_on_this_thread, Scope};
+use batch_alloc_rt::{is_active, stats};
 
 #[test]
 fn scopes_open_nothing_and_boxed_is_box_new() {

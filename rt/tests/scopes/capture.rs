@@ -597,13 +597,13 @@ impl Live {
 fn run(program: Vec<Op>) -> u64 {
     let (to_remote, inbox) = mpsc::channel::<Block>();
     let remote = thread::spawn(move || inbox.into_iter().for_each(drop));
-    let mut guards: Vec<batch_alloc_rt::Scope> = Vec::new();
+    let mut guards: Vec<batch_alloc_rt::__private::Scope> = Vec::new();
     let mut live = Live::default();
     let mut served = 0;
     for (id, op) in program.into_iter().enumerate() {
         match op {
             Op::Open if guards.len() < 3 => {
-                let mut guard = batch_alloc_rt::Scope::new();
+                let mut guard = batch_alloc_rt::__private::Scope::new();
                 guard.enter();
                 guards.push(guard);
             }

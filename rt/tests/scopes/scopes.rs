@@ -17,8 +17,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
+use batch_alloc_rt::__private::{boxed, scope_on_this_thread, Scope};
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
-use batch_alloc_rt::{boxed, is_active, scope_on_this_thread, set_capture, stats, Capture, Scope};
+use batch_alloc_rt::{is_active, set_capture, stats, Capture};
 
 use crate::common::{
     assert_back_at, in_scope, inner_calls_in, live_since, on_fresh_thread, quietly, scoped_since,
