@@ -26,3 +26,16 @@ pub(crate) fn fatal(message: &str) -> ! {
         std::process::abort()
     }
 }
+
+/// The allocator path's `debug_assert!`, which may not panic: in builds
+/// with debug assertions (the runtime's tests, a user's debug build),
+/// aborts through [`fatal`] with `$what` unless `$invariant` holds; in
+/// release builds it compiles to nothing, the expression included.
+macro_rules! check {
+    ($invariant:expr, $what:literal) => {
+        if cfg!(debug_assertions) && !$invariant {
+            $crate::fatal::fatal(concat!("batch-alloc: broken invariant: ", $what));
+        }
+    };
+}
+pub(crate) use check;

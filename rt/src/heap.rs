@@ -32,6 +32,7 @@ use core::ptr;
 use core::sync::atomic::AtomicUsize;
 
 use crate::class::NUM_CLASSES;
+use crate::fatal::check;
 use crate::os;
 use crate::outbox;
 use crate::pool;
@@ -376,6 +377,12 @@ pub(crate) fn give_back_runs(heap: &HeapRecord) {
 /// Leaves a span consistent for a world without its owner: released if
 /// nothing is out, otherwise abandoned to the frees still to come.
 fn retire_span(frame: u32, span: &Span) {
+    check!(
+        // SAFETY: the span belongs to this exiting heap, which holds no
+        // reference to its state; its free list's links are visible to it.
+        unsafe { span.is_valid(span.local(), region::frame_base(frame)) },
+        "span counts at abandonment"
+    );
     remote::disarm(span);
     // SAFETY: the span belongs to this exiting heap.
     unsafe {

@@ -24,7 +24,7 @@
 use crate::config::FRAME_SIZE;
 use crate::fatal::fatal;
 use crate::sync::Ordering;
-use crate::types::{Span, NIL};
+use crate::types::{Span, SpanLocal, NIL};
 
 /// Whether the `hardened` feature is on.
 pub(crate) const HARDENED: bool = cfg!(feature = "hardened");
@@ -113,6 +113,63 @@ pub(crate) unsafe fn tail_of(base: *mut u8, head: u32, n: u32, key: u32) -> u32 
     tail
 }
 
+/// Whether [`Span::is_valid`] follows the free list to count it: in the
+/// runtime's own unit tests, under Miri, and with
+/// `RUSTFLAGS="--cfg batch_alloc_deep_checks"` (a CI step). Not in every
+/// debug build: a user's debug build refills often, and a list can hold
+/// thousands of slots.
+const WALK_LISTS: bool = cfg!(any(test, miri, batch_alloc_deep_checks));
+
+impl Span {
+    /// Whether the owner's view of the span adds up, where it changes hands
+    /// (refill, give-back, drain, release, abandonment): the counting
+    /// equation `slots == used + listed + fresh`, the fresh slots running
+    /// from `bump` to the end of the slots, and with [`WALK_LISTS`] a free
+    /// list of exactly `listed` links, each the start of a slot of the span
+    /// below `bump`, ending in [`NIL`]. Without the walk, `listed` is whatever
+    /// the equation leaves, which must not be negative. For [`check!`]
+    /// (crate::fatal::check): debug builds only.
+    ///
+    /// # Safety
+    /// - `local` is the span's state, held by its owner (or the one thread
+    ///   holding it unowned); `base` is its frame, with provenance over it;
+    ///   the links of its free list are visible to this thread.
+    pub(crate) unsafe fn is_valid(&self, local: &SpanLocal, base: *mut u8) -> bool {
+        let size = self.slot_size.load(Ordering::Relaxed);
+        let slots = local.slots;
+        if size == 0 || slots == 0 || local.fresh > slots {
+            return false;
+        }
+        let fresh_from = (slots - local.fresh).checked_mul(size);
+        if fresh_from != Some(local.bump) {
+            return false;
+        }
+        let Some(listed) = slots
+            .checked_sub(self.used())
+            .and_then(|n| n.checked_sub(local.fresh))
+        else {
+            return false;
+        };
+        if !WALK_LISTS {
+            return (listed == 0) == (local.free_head == NIL);
+        }
+        let key = key(self);
+        let mut next = local.free_head;
+        let mut walked = 0u32;
+        while next != NIL {
+            let in_span = next % size == 0 && next / size < slots && next < local.bump;
+            if walked == listed || !in_span {
+                return false;
+            }
+            walked += 1;
+            // SAFETY: a slot of the span on its free list (checked above),
+            // whose link is visible to this thread (the caller's contract).
+            next = unsafe { read_link(base.wrapping_add(next as usize), key) };
+        }
+        walked == listed
+    }
+}
+
 /// Aborts unless `offset` (from the frame's start) starts a slot of an
 /// assigned span.
 #[inline(always)]
@@ -184,4 +241,76 @@ pub(crate) unsafe fn box_in_slot<T>(slot: core::ptr::NonNull<u8>, value: T) -> B
     // SAFETY: the slot now holds a `T`, and the global allocator frees it
     // (the caller's contract).
     unsafe { Box::from_raw(slot) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four 64-byte slots in a frame of 256 bytes, two of them out, the other
+    /// two on the free list (0 -> 128), none fresh.
+    fn two_out_two_listed() -> (Box<Span>, SpanLocal, Vec<u64>) {
+        // SAFETY: all-zero bytes are a valid unassigned span (types.rs).
+        let span: Box<Span> = Box::new(unsafe { core::mem::zeroed() });
+        span.slot_size.store(64, Ordering::Relaxed);
+        span.set_used(2);
+        let local = SpanLocal {
+            slots: 4,
+            bump: 256,
+            fresh: 0,
+            free_head: 0,
+            ..SpanLocal::default()
+        };
+        let mut frame = vec![0u64; 32];
+        let base = frame.as_mut_ptr().cast::<u8>();
+        // SAFETY: slots 0 and 128 lie in `frame`, 8-byte aligned.
+        unsafe {
+            write_link(base, 128, 0);
+            write_link(base.wrapping_add(128), NIL, 0);
+        }
+        (span, local, frame)
+    }
+
+    fn valid(span: &Span, local: &SpanLocal, frame: &mut [u64]) -> bool {
+        // SAFETY: `frame` holds the span's slots and its links.
+        unsafe { span.is_valid(local, frame.as_mut_ptr().cast()) }
+    }
+
+    #[test]
+    fn a_span_whose_counts_add_up_is_valid() {
+        let (span, local, mut frame) = two_out_two_listed();
+        assert!(valid(&span, &local, &mut frame));
+    }
+
+    #[test]
+    fn each_broken_count_is_found() {
+        let (span, local, mut frame) = two_out_two_listed();
+        span.set_used(3);
+        assert!(
+            !valid(&span, &local, &mut frame),
+            "list longer than the counts"
+        );
+        span.set_used(1);
+        assert!(
+            !valid(&span, &local, &mut frame),
+            "list shorter than the counts"
+        );
+        span.set_used(2);
+
+        let broken = SpanLocal { bump: 192, ..local };
+        assert!(
+            !valid(&span, &broken, &mut frame),
+            "bump and fresh disagree"
+        );
+        let broken = SpanLocal { fresh: 5, ..local };
+        assert!(!valid(&span, &broken, &mut frame), "more fresh than slots");
+
+        let base = frame.as_mut_ptr().cast::<u8>();
+        // SAFETY: slot 128 lies in `frame`.
+        unsafe { write_link(base.wrapping_add(128), 0, 0) };
+        assert!(!valid(&span, &local, &mut frame), "a cycle");
+        // SAFETY: as above.
+        unsafe { write_link(base.wrapping_add(128), 100, 0) };
+        assert!(!valid(&span, &local, &mut frame), "a link inside a slot");
+    }
 }

@@ -5,6 +5,7 @@
 //! this thread's is `heap.rs`'s business.
 
 use crate::class;
+use crate::fatal::check;
 use crate::link::{self, tail_of, write_link};
 use crate::pool;
 use crate::record::count_given_back;
@@ -125,6 +126,11 @@ pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
         crate::fatal::fatal("batch-alloc: more slots freed into a span than were out");
     };
     span.set_used(used);
+    check!(
+        // SAFETY: `sl` is the owner's; the merged links are visible (above).
+        unsafe { span.is_valid(sl, frame_base(frame)) },
+        "span counts after a drain"
+    );
 }
 
 /// Takes the span's remote list onto its own free list. Owner only.
@@ -228,6 +234,14 @@ pub(crate) fn release_empty_spans(local: &mut HeapLocal) {
 /// - This thread owns the span, which is empty, and holds no reference
 ///   from `Span::local` for it or its neighbours.
 unsafe fn release_if_idle(local: &mut HeapLocal, frame: u32, span: &Span) {
+    check!(
+        span.used() == 0 && {
+            // SAFETY: the caller owns the span and holds no reference to its state;
+            // its free list's links are visible to the owner.
+            unsafe { span.is_valid(span.local(), frame_base(frame)) }
+        },
+        "span counts at a release"
+    );
     if !remote::in_mailbox(span) {
         // SAFETY: forwarded contract; no freer notifies a span not in the
         // mailbox.
@@ -309,6 +323,11 @@ pub(crate) unsafe fn give_back(heap: *mut HeapRecord, unused: Reservation, tally
         span.set_used(used);
         // SAFETY: as above, for the span's state.
         let sl = unsafe { span.local() };
+        check!(
+            // SAFETY: `sl` is the owner's, and this thread wrote the links.
+            unsafe { span.is_valid(sl, frame_base(frame)) },
+            "span counts after a give-back"
+        );
         if sl.queue == QUEUE_FULL || span.used() == 0 {
             after_local_free(heap, frame, span);
         }

@@ -5,7 +5,7 @@
 use core::ptr::NonNull;
 
 use crate::class;
-use crate::fatal::fatal;
+use crate::fatal::{check, fatal};
 use crate::link::{self, read_link};
 use crate::outbox;
 use crate::pool;
@@ -224,6 +224,13 @@ fn take_slots(
     known: bool,
 ) -> Option<Reservation> {
     let size = span.slot_size.load(Ordering::Relaxed);
+    check!(
+        // SAFETY: `sl` is the span's state, held by this thread, its owner;
+        // the links of its free list were written by this thread or made
+        // visible by a take's acquire.
+        unsafe { span.is_valid(sl, frame_base(frame)) },
+        "span counts at a refill"
+    );
     let mut reservation = Reservation {
         frame,
         ..Reservation::default()
@@ -238,10 +245,6 @@ fn take_slots(
         // it hands the slots out).
         let listed = listed_slots(sl, span);
         let (taken, next) = if need >= listed {
-            if cfg!(debug_assertions) {
-                // SAFETY: as below.
-                check_list_length(base, head, listed, key);
-            }
             (listed, NIL)
         } else {
             let mut taken = 1;
@@ -297,24 +300,6 @@ fn listed_slots(sl: &SpanLocal, span: &Span) -> u32 {
     {
         Some(listed) if listed > 0 => listed,
         _ => fatal("batch-alloc: corrupted span counts (double free?)"),
-    }
-}
-
-/// Debug builds: aborts unless the free list from `head` holds exactly
-/// `listed` slots.
-#[cold]
-fn check_list_length(base: *mut u8, head: u32, listed: u32, key: u32) {
-    let mut next = head;
-    for _ in 0..listed {
-        if next == NIL {
-            fatal("batch-alloc: free list shorter than the span's counts");
-        }
-        // SAFETY: free slots of this span hold links written by the owner
-        // or made visible by a take's acquire.
-        next = unsafe { read_link(base.wrapping_add(next as usize), key) };
-    }
-    if next != NIL {
-        fatal("batch-alloc: free list longer than the span's counts");
     }
 }
 

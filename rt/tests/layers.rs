@@ -96,7 +96,8 @@ fn every_module_imports_only_from_layers_below_it() {
             continue;
         };
         let code = code(&fs::read_to_string(&path).unwrap());
-        for name in references(&code) {
+        // A module may name itself (a macro's `$crate::module::item`).
+        for name in references(&code).into_iter().filter(|name| *name != module) {
             match layers.get(&name) {
                 Some(&other) if other < layer => {}
                 Some(&other) => problems.push(format!(
