@@ -22,7 +22,7 @@ use crate::queues::{after_local_free, after_remote_push};
 use crate::region::Located;
 use crate::remote;
 use crate::sync::Ordering;
-use crate::types::{owner_heap, HeapRecord, Span, NO_HEAP};
+use crate::types::{HeapRecord, OwnerWord, Span, NO_HEAP};
 
 /// Frees the slot at `ptr`, located at `at`, that a box of `size` bytes
 /// gives up, on whichever thread this is.
@@ -39,8 +39,8 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
         // SAFETY: forwarded contract.
         return unsafe { free_rare(ptr, at.base, at.offset, size, heap) };
     }
-    let owner = span.owner.load(Ordering::Relaxed);
-    if owner != heap || size < 4 {
+    let owner = span.owner();
+    if !owner.is_avail_of(heap) || size < 4 {
         // SAFETY: forwarded contract.
         return unsafe { free_slow(ptr, at.base, at.offset, size, heap, owner) };
     }
@@ -95,7 +95,7 @@ unsafe fn free_slow(
     offset: usize,
     size: usize,
     heap: *mut HeapRecord,
-    owner: *mut HeapRecord,
+    owner: OwnerWord,
 ) {
     if heap == NO_HEAP {
         // SAFETY: forwarded contract.
@@ -103,7 +103,7 @@ unsafe fn free_slow(
     }
     let at = Located { base, offset };
     let span = at.span();
-    if size >= 4 && !owner.is_null() && owner_heap(owner) != heap {
+    if size >= 4 && !owner.is_none() && owner.heap() != heap {
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
         }
@@ -143,12 +143,12 @@ unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: us
     }
     if let Some(heap) = heap::init_in_dealloc() {
         let heap = ptr::from_ref(heap).cast_mut();
-        let owner = at.span().owner.load(Ordering::Relaxed);
+        let owner = at.span().owner();
         // SAFETY: forwarded contract; `heap` is now this thread's.
         return unsafe { free_slow(ptr, base, offset, size, heap, owner) };
     }
     let span = at.span();
-    if size >= 4 && !span.owner.load(Ordering::Relaxed).is_null() {
+    if size >= 4 && !span.owner().is_none() {
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
         }
@@ -190,8 +190,8 @@ unsafe fn free_rare(
         return unsafe { large::free(slot.at) };
     }
     let span = slot.at.span();
-    let owner = span.owner.load(Ordering::Relaxed);
-    if owner.is_null() && span.slot_size.load(Ordering::Relaxed) == 0 {
+    let owner = span.owner();
+    if owner.is_none() && span.slot_size.load(Ordering::Relaxed) == 0 {
         fatal("batch-alloc: free of a pointer into a span with no slots out (double free?)");
     }
     if CHECK_SLOT_STARTS {
@@ -199,18 +199,18 @@ unsafe fn free_rare(
     }
     // SAFETY: the slot is given up (the caller's contract).
     unsafe { slot.check_and_mark(span) };
-    if owner_heap(owner) == heap {
+    if owner.heap() == heap {
         // SAFETY: forwarded contract; this thread owns the span.
-        unsafe { free_owned(heap, span, slot, owner != heap) };
+        unsafe { free_owned(heap, span, slot, owner.on_full_queue()) };
         return;
     }
     // A thread without a heap gets one, as in `free_without_heap` (the
     // hardened checks come here first).
-    let heap = match heap == NO_HEAP && size >= 4 && !owner.is_null() {
+    let heap = match heap == NO_HEAP && size >= 4 && !owner.is_none() {
         true => heap::init_in_dealloc().map_or(NO_HEAP, |h| ptr::from_ref(h).cast_mut()),
         false => heap,
     };
-    if size >= 4 && !owner.is_null() && heap != NO_HEAP {
+    if size >= 4 && !owner.is_none() && heap != NO_HEAP {
         // SAFETY: as in `free_slow`; the hardened checks are done.
         return unsafe { outbox::post(&*heap, slot.at, span, ptr) };
     }
@@ -221,7 +221,7 @@ unsafe fn free_rare(
     // The common case first (a live owner, no notification): one plain
     // compare-and-swap.
     // SAFETY: forwarded contract.
-    if !owner.is_null() && unsafe { remote::push_plain(span, slot.at.offset_in_frame(), link) } {
+    if !owner.is_none() && unsafe { remote::push_plain(span, slot.at.offset_in_frame(), link) } {
         return;
     }
     // SAFETY: forwarded contract.

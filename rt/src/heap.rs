@@ -42,8 +42,7 @@ use crate::region::{self, frame_base};
 use crate::remote;
 use crate::sync::{window, Ordering, RunOnce};
 use crate::types::{
-    linked_frame, owner_heap, ClassQueues, HeapRecord, Reservation, Span, Tally, NO_HEAP,
-    QUEUE_NONE,
+    linked_frame, ClassQueues, HeapRecord, OwnerWord, Reservation, Span, Tally, NO_HEAP, QUEUE_NONE,
 };
 
 thread_local! {
@@ -391,7 +390,7 @@ fn retire_span(frame: u32, span: &Span) {
         sl.prev = 0;
         sl.next = 0;
     }
-    span.owner.store(ptr::null_mut(), Ordering::Relaxed);
+    span.set_owner(OwnerWord::NONE);
     window();
     if remote::abandon(span, span.used()) {
         // SAFETY: every slot is free and nobody notifies a disarmed span.
@@ -426,7 +425,7 @@ unsafe extern "C" fn after_fork_in_child() {
     for frame in 0..region::frames_touched() {
         let span = region::span(frame);
         let in_mailbox = remote::forget_notifier_after_fork(span);
-        if rebuild && in_mailbox && owner_heap(span.owner.load(Ordering::Relaxed)) == heap {
+        if rebuild && in_mailbox && span.owner().heap() == heap {
             // SAFETY: as above.
             unsafe { &*heap }.mailbox.push(frame, &span.mail_next);
         }

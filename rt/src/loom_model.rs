@@ -17,7 +17,7 @@
 
 use std::cell::UnsafeCell;
 use std::collections::BTreeSet;
-use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
@@ -26,7 +26,7 @@ use loom::thread;
 use crate::link::{read_link, write_link};
 use crate::remote::{self, notify_owner, Pushed, Take, ABANDONED, NOTIFYING};
 use crate::sync::RunOnce;
-use crate::types::{HeapRecord, Span, NIL};
+use crate::types::{HeapRecord, OwnerWord, Span, NIL};
 
 /// Slot memory and a span over it: `slots` slots of 8 bytes, all out.
 struct Fixture {
@@ -83,13 +83,13 @@ impl Fixture {
     /// true if this free reclaimed the (abandoned) span.
     fn free_remotely(&self, index: u32) -> bool {
         let offset = index * 8;
-        let owner = self.span.owner.load(Relaxed);
+        let owner = self.span.owner();
         // SAFETY: each thread frees its own slot once.
         let slot = self.slot(index);
         // SAFETY: the slot is this thread's to give.
         let link = |next| unsafe { write_link(slot, next, 0) };
         // SAFETY: each thread frees its own slot once.
-        if !owner.is_null() && unsafe { remote::push_plain(&self.span, offset, link) } {
+        if !owner.is_none() && unsafe { remote::push_plain(&self.span, offset, link) } {
             return false;
         }
         // SAFETY: as above.
@@ -156,7 +156,7 @@ fn an_abandoned_span_is_reclaimed_exactly_once() {
             .collect();
         // The owner exits: disarm, disown, abandon.
         remote::disarm(&fixture.span);
-        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        fixture.span.set_owner(OwnerWord::NONE);
         let mut reclaims = usize::from(remote::abandon(
             &fixture.span,
             fixture.span.used.load(Relaxed),
@@ -165,9 +165,9 @@ fn an_abandoned_span_is_reclaimed_exactly_once() {
             reclaims += usize::from(freer.join().unwrap());
         }
         assert_eq!(reclaims, 1);
-        let word = fixture.span.remote.load(Acquire);
-        assert_ne!(word & ABANDONED, 0);
-        assert_eq!(remote::count(word), 0, "no slot left out");
+        let word = remote::word(&fixture.span);
+        assert!(word.has(ABANDONED));
+        assert_eq!(word.count(), 0, "no slot left out");
     });
 }
 
@@ -218,7 +218,7 @@ fn a_full_span_notifies_its_owner_who_finds_every_free() {
             notified >= 1,
             "the first remote free into an armed span notifies"
         );
-        assert_eq!(fixture.span.remote.load(Acquire) & NOTIFYING, 0);
+        assert!(!remote::word(&fixture.span).has(NOTIFYING));
     });
 }
 
@@ -234,12 +234,11 @@ fn an_exiting_owner_waits_out_a_notification() {
         // The owner exits while the free may be notifying it: disarming waits
         // until the mailbox push is done, so the heap outlives its use.
         remote::disarm(&fixture.span);
-        let notifying = fixture.span.remote.load(Acquire) & NOTIFYING;
-        assert_eq!(
-            notifying, 0,
+        assert!(
+            !remote::word(&fixture.span).has(NOTIFYING),
             "disarm returns with no notification under way"
         );
-        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        fixture.span.set_owner(OwnerWord::NONE);
         let mut reclaims = usize::from(remote::abandon(
             &fixture.span,
             fixture.span.used.load(Relaxed),
@@ -265,7 +264,7 @@ fn the_last_remote_free_racing_the_owner_exit_releases_once() {
             })
         };
         remote::disarm(&fixture.span);
-        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        fixture.span.set_owner(OwnerWord::NONE);
         if remote::abandon(&fixture.span, fixture.span.used.load(Relaxed)) {
             fixture.release_and_reuse(3);
         }
@@ -282,7 +281,7 @@ fn a_remote_free_does_not_release_a_span_reused_meanwhile() {
     loom::model(|| {
         let fixture = Fixture::new(2);
         remote::disarm(&fixture.span);
-        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        fixture.span.set_owner(OwnerWord::NONE);
         assert!(!remote::abandon(
             &fixture.span,
             fixture.span.used.load(Relaxed)
@@ -341,7 +340,7 @@ fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
             })
         };
         remote::disarm(&fixture.span);
-        fixture.span.owner.store(std::ptr::null_mut(), Relaxed);
+        fixture.span.set_owner(OwnerWord::NONE);
         if remote::abandon(&fixture.span, fixture.span.used.load(Relaxed)) {
             fixture.release_and_reuse(1);
         }

@@ -36,8 +36,9 @@ use crate::types::{HeapRecord, Outgoing, Span, NIL, OUTBOX_SPANS};
 /// slots (1,024; 64 with the 4 KiB frames of Miri runs, so that its tests
 /// reach it). A long chain holds no more spans back than a short one (one
 /// per entry), and each send is a compare-and-swap on a line the span's
-/// owner uses: 1,024 rather than 64 made the suite's round trips of 65,536
-/// boxes 5-12% faster.
+/// owner uses, so longer chains mean fewer of them: 1,024 rather than 64
+/// made the suite's cross-thread round trips faster and no cross-thread
+/// case slower (docs/runtime.md has the figures).
 pub(crate) const OUTBOX_LIMIT: u32 = (FRAME_SIZE / 64) as u32;
 // A chain starts with room for more (`post` counts down from it).
 const _: () = assert!(OUTBOX_LIMIT >= 2);
@@ -320,10 +321,10 @@ mod tests {
                 let (limit_th, before) = rest.split_last().unwrap();
                 before.iter().for_each(free);
                 assert_eq!(entry_of(frame), (frame, 1), "one slot of room left");
-                assert_eq!(remote::count(span.remote.load(Ordering::Acquire)), 0);
+                assert_eq!(remote::word(span).count(), 0);
                 free(limit_th);
                 assert_eq!(entry_of(frame).0, Outgoing::UNUSED, "sent at the limit");
-                let sent = remote::count(span.remote.load(Ordering::Acquire));
+                let sent = remote::word(span).count();
                 assert_eq!(sent, OUTBOX_LIMIT, "the whole chain in one push");
                 free(last);
                 assert_eq!(entry_of(frame), (frame, OUTBOX_LIMIT - 1), "a new chain");

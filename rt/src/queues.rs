@@ -13,8 +13,8 @@ use crate::region::{self, frame_base};
 use crate::remote::{self, Pushed, Take};
 use crate::sync::{window, Ordering};
 use crate::types::{
-    link_to, linked_frame, owner_heap, owner_word, HeapLocal, HeapRecord, Reservation, Span, Tally,
-    NIL, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+    link_to, linked_frame, HeapLocal, HeapRecord, OwnerWord, Reservation, Span, Tally, NIL,
+    QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
 };
 
 // ---- class queues ----
@@ -50,9 +50,7 @@ pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
     let sl = unsafe { span.local() };
     let head = queue_head(local, sl.class, queue);
     sl.queue = queue;
-    let heap = owner_heap(span.owner.load(Ordering::Relaxed));
-    span.owner
-        .store(owner_word(heap, queue == QUEUE_FULL), Ordering::Relaxed);
+    span.set_owner(OwnerWord::new(span.owner().heap(), queue == QUEUE_FULL));
     sl.prev = 0;
     sl.next = *head;
     if let Some(next) = linked_frame(*head) {
@@ -311,7 +309,7 @@ pub(crate) unsafe fn give_back(heap: *mut HeapRecord, unused: Reservation, tally
     let span = region::span(frame);
     let size = span.slot_size.load(Ordering::Relaxed);
     count_given_back(heap, unused.len, tally);
-    if owner_heap(span.owner.load(Ordering::Relaxed)) == heap {
+    if span.owner().heap() == heap {
         // SAFETY: the span's owner is this thread's heap (never the no-heap
         // marker); records are never freed.
         let heap = unsafe { &*heap };

@@ -30,26 +30,124 @@
 
 use crate::fatal::fatal;
 use crate::sync::{backoff, window, Ordering};
-use crate::types::{owner_heap, Span, NIL};
+use crate::types::{Span, NIL};
 
 const HEAD_MASK: u64 = 0xFFFF_FFFF;
-const COUNT_ONE: u64 = 1 << 32;
-const COUNT_MASK: u64 = 0x00FF_FFFF << 32;
+const COUNT_SHIFT: u32 = 32;
+const COUNT_MASK: u64 = 0x00FF_FFFF << COUNT_SHIFT;
 pub(crate) const ARMED: u64 = 1 << 56;
 pub(crate) const NOTIFYING: u64 = 1 << 57;
 pub(crate) const IN_MAILBOX: u64 = 1 << 58;
 pub(crate) const ABANDONED: u64 = 1 << 59;
 
-/// Offset of the first slot on the remote list.
-#[inline]
-pub(crate) fn head(word: u64) -> u32 {
-    (word & HEAD_MASK) as u32
+/// A span's remote word, as one load or compare-and-swap saw it (the layout
+/// is in the module docs). Its methods read the fields and flags and make
+/// the words the protocol steps write, so that no step packs bits by hand.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RemoteWord(u64);
+
+impl RemoteWord {
+    /// Offset of the first slot on the remote list.
+    #[inline(always)]
+    fn head(self) -> u32 {
+        (self.0 & HEAD_MASK) as u32
+    }
+
+    /// Slots on the remote list; once abandoned, slots still out.
+    #[inline(always)]
+    pub(crate) fn count(self) -> u32 {
+        ((self.0 & COUNT_MASK) >> COUNT_SHIFT) as u32
+    }
+
+    /// Whether any of `flags` (`ARMED`, `NOTIFYING`, `IN_MAILBOX`,
+    /// `ABANDONED`) is set.
+    #[inline(always)]
+    pub(crate) fn has(self, flags: u64) -> bool {
+        self.0 & flags != 0
+    }
+
+    /// This word with `flags` set.
+    #[inline(always)]
+    fn with(self, flags: u64) -> RemoteWord {
+        RemoteWord(self.0 | flags)
+    }
+
+    /// This word with `flags` cleared.
+    #[inline(always)]
+    fn without(self, flags: u64) -> RemoteWord {
+        RemoteWord(self.0 & !flags)
+    }
+
+    /// The link a chain pushed onto this list ends in: the list's first
+    /// slot, or [`NIL`] for an empty list.
+    #[inline(always)]
+    fn link_to_list(self) -> u32 {
+        if self.count() == 0 {
+            NIL
+        } else {
+            self.head()
+        }
+    }
+
+    /// This word with a chain of `n` slots pushed in front, the first at
+    /// `first`. No overflow: the count stays below the span's slots, and
+    /// 2^24 is more than any span has.
+    #[inline(always)]
+    fn pushed(self, n: u32, first: u32) -> RemoteWord {
+        let added = (self.0 & !HEAD_MASK).wrapping_add((n as u64) << COUNT_SHIFT);
+        RemoteWord(added | first as u64)
+    }
+
+    /// This word with the list taken: no slots, the flags kept.
+    #[inline(always)]
+    fn taken(self) -> RemoteWord {
+        self.without(HEAD_MASK | COUNT_MASK)
+    }
+
+    /// An abandoned span's word with `n` fewer slots out; the caller has
+    /// checked that at least `n` are.
+    #[inline(always)]
+    fn counted_down(self, n: u32) -> RemoteWord {
+        RemoteWord(self.0.wrapping_sub((n as u64) << COUNT_SHIFT))
+    }
+
+    /// This word abandoned with `out` slots still out: the list and the
+    /// mailbox flag dropped (the owner is gone), the other flags kept.
+    #[inline(always)]
+    fn abandoned(self, out: u32) -> RemoteWord {
+        self.taken()
+            .without(IN_MAILBOX)
+            .with(ABANDONED | ((out as u64) << COUNT_SHIFT))
+    }
 }
 
-/// Slots on the remote list.
-#[inline]
-pub(crate) fn count(word: u64) -> u32 {
-    ((word & COUNT_MASK) >> 32) as u32
+/// The span's remote word, loaded with `order`.
+#[inline(always)]
+fn load(span: &Span, order: Ordering) -> RemoteWord {
+    RemoteWord(span.remote.load(order))
+}
+
+/// One weak compare-and-swap of the span's remote word; on failure, the
+/// word seen.
+#[inline(always)]
+fn compare_exchange_weak(
+    span: &Span,
+    current: RemoteWord,
+    new: RemoteWord,
+    success: Ordering,
+    failure: Ordering,
+) -> Result<RemoteWord, RemoteWord> {
+    span.remote
+        .compare_exchange_weak(current.0, new.0, success, failure)
+        .map(RemoteWord)
+        .map_err(RemoteWord)
+}
+
+/// The span's remote word (an acquire load), for tests.
+#[cfg(any(test, loom))]
+pub(crate) fn word(span: &Span) -> RemoteWord {
+    load(span, Ordering::Acquire)
 }
 
 /// What a remote free leaves for its caller to do.
@@ -73,21 +171,17 @@ pub(crate) enum Pushed {
 /// - As for [`push_chain`], for a chain of the one slot at `offset`.
 #[inline]
 pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl FnMut(u32)) -> bool {
-    let mut word = span.remote.load(Ordering::Relaxed);
+    let mut word = load(span, Ordering::Relaxed);
     loop {
-        if word & (ARMED | ABANDONED) != 0 {
+        if word.has(ARMED | ABANDONED) {
             return false;
         }
         // Nobody reads the link until the compare-and-swap below publishes it.
-        link_last(if count(word) == 0 { NIL } else { head(word) });
-        // No overflow: the count stays below the span's slots (2^24 > any).
-        let new = (word & !HEAD_MASK).wrapping_add(COUNT_ONE) | offset as u64;
+        link_last(word.link_to_list());
+        let new = word.pushed(1, offset);
         window();
         // Release: the link is visible to the owner that takes the list.
-        match span
-            .remote
-            .compare_exchange_weak(word, new, Ordering::Release, Ordering::Relaxed)
-        {
+        match compare_exchange_weak(span, word, new, Ordering::Release, Ordering::Relaxed) {
             Ok(_) => return true,
             Err(seen) => word = seen,
         }
@@ -108,41 +202,38 @@ pub(crate) unsafe fn push_chain(
     n: u32,
     mut link_last: impl FnMut(u32),
 ) -> Pushed {
-    let add = (n as u64) << 32;
-    let mut word = span.remote.load(Ordering::Relaxed);
+    let mut word = load(span, Ordering::Relaxed);
     loop {
-        let new = if word & ABANDONED != 0 {
-            if count(word) < n {
+        let new = if word.has(ABANDONED) {
+            if word.count() < n {
                 fatal("batch-alloc: more slots freed into a span than were out (double free?)");
             }
-            word.wrapping_sub(add)
+            word.counted_down(n)
         } else {
             // Nobody reads the link until the compare-and-swap publishes it.
-            link_last(if count(word) == 0 { NIL } else { head(word) });
-            let mut new = (word & !HEAD_MASK).wrapping_add(add) | first_offset as u64;
-            if word & ARMED != 0 {
-                new = (new & !ARMED) | NOTIFYING | IN_MAILBOX;
+            link_last(word.link_to_list());
+            let new = word.pushed(n, first_offset);
+            if word.has(ARMED) {
+                new.without(ARMED).with(NOTIFYING | IN_MAILBOX)
+            } else {
+                new
             }
-            new
         };
         window();
         // Release: the links are visible to the owner that takes the list,
         // and this thread's writes to the slots happen before whoever
         // reclaims the span reuses them. Acquire: if this free reclaims, the
         // other freers' and the abandoning owner's writes are visible.
-        match span
-            .remote
-            .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Relaxed)
-        {
+        match compare_exchange_weak(span, word, new, Ordering::AcqRel, Ordering::Relaxed) {
             Ok(_) => {
                 window();
-                return if word & ABANDONED != 0 {
-                    if count(new) == 0 {
+                return if word.has(ABANDONED) {
+                    if new.count() == 0 {
                         Pushed::Reclaim
                     } else {
                         Pushed::Done
                     }
-                } else if word & ARMED != 0 {
+                } else if word.has(ARMED) {
                     Pushed::Notify
                 } else {
                     Pushed::Done
@@ -159,7 +250,7 @@ pub(crate) unsafe fn push_chain(
 /// thread set, to clear.
 #[cold]
 pub(crate) fn notify_owner(frame: u32, span: &Span) {
-    let owner = owner_heap(span.owner.load(Ordering::Acquire));
+    let owner = span.owner_acquire().heap();
     // SAFETY: the owner is alive while NOTIFYING is set (see above), and
     // records are never freed.
     let mailbox = unsafe { &(*owner).mailbox };
@@ -182,7 +273,7 @@ pub(crate) struct Take {
 /// plain load, for the owner.
 #[inline]
 pub(crate) fn in_mailbox(span: &Span) -> bool {
-    span.remote.load(Ordering::Relaxed) & IN_MAILBOX != 0
+    load(span, Ordering::Relaxed).has(IN_MAILBOX)
 }
 
 /// Whether a free into the span should be pushed now rather than wait in
@@ -190,40 +281,37 @@ pub(crate) fn in_mailbox(span: &Span) -> bool {
 /// plain load.
 #[inline]
 pub(crate) fn needs_prompt_free(span: &Span) -> bool {
-    span.remote.load(Ordering::Relaxed) & (ARMED | ABANDONED) != 0
+    load(span, Ordering::Relaxed).has(ARMED | ABANDONED)
 }
 
 /// Whether frees wait on the remote list: a plain load, for the owner to
 /// skip [`take`] when there is nothing to take.
 #[inline]
 pub(crate) fn has_pending(span: &Span) -> bool {
-    span.remote.load(Ordering::Relaxed) & COUNT_MASK != 0
+    load(span, Ordering::Relaxed).count() != 0
 }
 
 /// Takes the remote list, owner only. Returns the list's first slot offset
 /// and length (0 for none).
 pub(crate) fn take(span: &Span, how: Take) -> (u32, u32) {
-    let mut word = span.remote.load(Ordering::Relaxed);
+    let mut word = load(span, Ordering::Relaxed);
     loop {
-        let mut new = word & !(HEAD_MASK | COUNT_MASK);
+        let mut new = word.taken();
         if how.from_mailbox {
-            new &= !IN_MAILBOX;
+            new = new.without(IN_MAILBOX);
         }
         // A freer still notifying would notify again once re-armed; the
         // owner waits for it (it only has to clear NOTIFYING) in `quiesce`.
-        if how.arm_if_empty && count(word) == 0 && new & (IN_MAILBOX | NOTIFYING) == 0 {
-            new |= ARMED;
+        if how.arm_if_empty && word.count() == 0 && !new.has(IN_MAILBOX | NOTIFYING) {
+            new = new.with(ARMED);
         }
         if new == word {
             return (0, 0);
         }
         window();
         // Acquire: the links the freers wrote are visible.
-        match span
-            .remote
-            .compare_exchange_weak(word, new, Ordering::Acquire, Ordering::Relaxed)
-        {
-            Ok(_) => return (head(word), count(word)),
+        match compare_exchange_weak(span, word, new, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => return (word.head(), word.count()),
             Err(seen) => word = seen,
         }
     }
@@ -232,18 +320,19 @@ pub(crate) fn take(span: &Span, how: Take) -> (u32, u32) {
 /// Arms a span the owner is moving to its full queue. False when frees are
 /// already waiting on the remote list: the span is not full after all.
 pub(crate) fn arm(span: &Span) -> bool {
-    let mut word = span.remote.load(Ordering::Relaxed);
+    let mut word = load(span, Ordering::Relaxed);
     loop {
-        if count(word) != 0 {
+        if word.count() != 0 {
             return false;
         }
-        if word & (ARMED | IN_MAILBOX) != 0 {
+        if word.has(ARMED | IN_MAILBOX) {
             // Already armed, or the mailbox will bring it back.
             return true;
         }
-        match span.remote.compare_exchange_weak(
+        match compare_exchange_weak(
+            span,
             word,
-            word | ARMED,
+            word.with(ARMED),
             Ordering::Relaxed,
             Ordering::Relaxed,
         ) {
@@ -258,20 +347,21 @@ pub(crate) fn arm(span: &Span) -> bool {
 /// out is a few instructions long.
 pub(crate) fn disarm(span: &Span) {
     let mut spins = 0;
-    let mut word = span.remote.load(Ordering::Acquire);
+    let mut word = load(span, Ordering::Acquire);
     loop {
-        if word & NOTIFYING != 0 {
+        if word.has(NOTIFYING) {
             backoff(&mut spins);
-            word = span.remote.load(Ordering::Acquire);
+            word = load(span, Ordering::Acquire);
             continue;
         }
-        if word & ARMED == 0 {
+        if !word.has(ARMED) {
             return;
         }
         window();
-        match span.remote.compare_exchange_weak(
+        match compare_exchange_weak(
+            span,
             word,
-            word & !ARMED,
+            word.without(ARMED),
             Ordering::Acquire,
             Ordering::Acquire,
         ) {
@@ -284,7 +374,7 @@ pub(crate) fn disarm(span: &Span) {
 /// Waits until no freer is in the middle of notifying the owner. Owner only.
 pub(crate) fn quiesce(span: &Span) {
     let mut spins = 0;
-    while span.remote.load(Ordering::Acquire) & NOTIFYING != 0 {
+    while load(span, Ordering::Acquire).has(NOTIFYING) {
         backoff(&mut spins);
     }
 }
@@ -297,24 +387,20 @@ pub(crate) fn quiesce(span: &Span) {
 /// swap replaced, since once it is published the last free may reclaim the
 /// span and a new owner may reuse it.
 pub(crate) fn abandon(span: &Span, used: u32) -> bool {
-    let mut word = span.remote.load(Ordering::Relaxed);
+    let mut word = load(span, Ordering::Relaxed);
     loop {
-        if word & (NOTIFYING | ARMED) != 0 {
+        if word.has(NOTIFYING | ARMED) {
             fatal("batch-alloc: abandoning a span a freer may still notify");
         }
-        let Some(out) = used.checked_sub(count(word)) else {
+        let Some(out) = used.checked_sub(word.count()) else {
             fatal("batch-alloc: more slots freed into a span than were out (double free?)");
         };
-        let kept = word & !(IN_MAILBOX | HEAD_MASK | COUNT_MASK);
-        let new = kept | ABANDONED | ((out as u64) << 32);
+        let new = word.abandoned(out);
         window();
         // Release: the owner's writes to the span happen before the freer
         // that reclaims it resets it. Acquire: if this reclaims, the freers'
         // writes to the slots happen before the frame is reused.
-        match span
-            .remote
-            .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Relaxed)
-        {
+        match compare_exchange_weak(span, word, new, Ordering::AcqRel, Ordering::Relaxed) {
             Ok(_) => return out == 0,
             Err(seen) => word = seen,
         }
@@ -326,20 +412,18 @@ pub(crate) fn abandon(span: &Span, used: u32) -> bool {
 /// Returns whether the span belongs in its owner's mailbox (its mailbox
 /// push may or may not have happened).
 pub(crate) fn forget_notifier_after_fork(span: &Span) -> bool {
-    let word = span.remote.fetch_and(!NOTIFYING, Ordering::Relaxed);
-    word & IN_MAILBOX != 0
+    let word = RemoteWord(span.remote.fetch_and(!NOTIFYING, Ordering::Relaxed));
+    word.has(IN_MAILBOX)
 }
 
 /// Slots out of the span as the remote word and `used` count them, for
 /// statistics: owned, `used` less what waits on the remote list; abandoned,
 /// what the word counts.
 pub(crate) fn slots_out(span: &Span) -> u32 {
-    let word = span.remote.load(Ordering::Acquire);
-    if word & ABANDONED != 0 {
-        count(word)
+    let word = load(span, Ordering::Acquire);
+    if word.has(ABANDONED) {
+        word.count()
     } else {
-        span.used
-            .load(Ordering::Relaxed)
-            .saturating_sub(count(word))
+        span.used().saturating_sub(word.count())
     }
 }

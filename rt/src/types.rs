@@ -68,11 +68,10 @@ pub(crate) struct Span {
     _remote_line: [u8; 64 - 12],
 
     // ---- read by every free; written when the span changes hands ----
-    /// The heap that owns the span, with the low bit set while the span is
-    /// on the heap's full queue (see [`owner_word`]); null while pooled or
-    /// abandoned. `dealloc` compares it with the current heap to pick the
-    /// owner-local path.
-    pub owner: AtomicPtr<HeapRecord>,
+    /// The span's [`OwnerWord`], read and written through
+    /// [`Span::owner`] and [`Span::set_owner`]. `dealloc` compares it with
+    /// the current heap to pick the owner-local path.
+    owner: AtomicPtr<HeapRecord>,
     /// Bytes per slot; 0 while the span is unassigned. Fixed while any slot
     /// is out, so `realloc` may read it from any thread.
     pub slot_size: AtomicU32,
@@ -200,7 +199,7 @@ impl Span {
         self.link_key.store(link_key, Ordering::Relaxed);
         self.used.store(0, Ordering::Relaxed);
         self.remote.store(0, Ordering::Relaxed);
-        self.owner.store(owner, Ordering::Relaxed);
+        self.set_owner(OwnerWord::new(owner, false));
         // SAFETY: the caller holds the span alone.
         let local = unsafe { self.local() };
         *local = SpanLocal::fresh(class, slots);
@@ -213,7 +212,7 @@ impl Span {
     /// - The caller holds the span alone: no slot is out and no other thread
     ///   will touch its remote word again.
     pub(crate) unsafe fn reset(&self) {
-        self.owner.store(ptr::null_mut(), Ordering::Relaxed);
+        self.set_owner(OwnerWord::NONE);
         self.used.store(0, Ordering::Relaxed);
         self.slot_size.store(0, Ordering::Relaxed);
         self.remote.store(0, Ordering::Relaxed);
@@ -222,20 +221,76 @@ impl Span {
     }
 }
 
-/// The owner word of a span of `heap`: the heap's address, with the low bit
-/// set when the span is on the full queue. The owner-local free path
-/// compares the word with the current heap, so a free into a full span,
-/// which must move it back to the avail queue, falls to the slow path
-/// without a test of its own.
-#[inline(always)]
-pub(crate) fn owner_word(heap: *mut HeapRecord, full: bool) -> *mut HeapRecord {
-    heap.map_addr(|a| a | full as usize)
+/// Who owns a span, in one word: the owning heap's address, with the low
+/// bit set while the span is on that heap's full queue; null while the span
+/// is pooled or abandoned. The owner-local free path compares the whole
+/// word with the current heap ([`OwnerWord::is_avail_of`]), so a free into a
+/// full span, which must move it back to the avail queue, falls to the slow
+/// path without a test of its own.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OwnerWord(*mut HeapRecord);
+
+/// The low bit of an owner word: the span is on its heap's full queue.
+const ON_FULL_QUEUE: usize = 1;
+
+impl OwnerWord {
+    /// No owner: the span is pooled or abandoned.
+    pub(crate) const NONE: OwnerWord = OwnerWord(ptr::null_mut());
+
+    /// The word of a span of `heap`, on its full queue or not.
+    #[inline(always)]
+    pub(crate) fn new(heap: *mut HeapRecord, full: bool) -> OwnerWord {
+        OwnerWord(heap.map_addr(|a| a | (full as usize * ON_FULL_QUEUE)))
+    }
+
+    /// The heap that owns the span (null for [`OwnerWord::NONE`]).
+    #[inline(always)]
+    pub(crate) fn heap(self) -> *mut HeapRecord {
+        self.0.map_addr(|a| a & !ON_FULL_QUEUE)
+    }
+
+    /// Whether no heap owns the span.
+    #[inline(always)]
+    pub(crate) fn is_none(self) -> bool {
+        self.0.is_null()
+    }
+
+    /// Whether `heap` owns the span and it is not on the full queue: the
+    /// fast local free's one comparison.
+    #[inline(always)]
+    pub(crate) fn is_avail_of(self, heap: *mut HeapRecord) -> bool {
+        self.0 == heap
+    }
+
+    /// Whether the span is on its owner's full queue.
+    #[inline(always)]
+    pub(crate) fn on_full_queue(self) -> bool {
+        self.0.addr() & ON_FULL_QUEUE != 0
+    }
 }
 
-/// The heap an owner word names.
-#[inline(always)]
-pub(crate) fn owner_heap(word: *mut HeapRecord) -> *mut HeapRecord {
-    word.map_addr(|a| a & !1)
+impl Span {
+    /// The owner word, for this thread's own decisions (a free's path, a
+    /// queue move): written only by the owner or by the thread holding the
+    /// span alone.
+    #[inline(always)]
+    pub(crate) fn owner(&self) -> OwnerWord {
+        OwnerWord(self.owner.load(Ordering::Relaxed))
+    }
+
+    /// The owner word, read by a thread that then uses the owner's record
+    /// (a notification).
+    #[inline(always)]
+    pub(crate) fn owner_acquire(&self) -> OwnerWord {
+        OwnerWord(self.owner.load(Ordering::Acquire))
+    }
+
+    /// Sets the owner word. Owner only, or the thread holding the span alone.
+    #[inline(always)]
+    pub(crate) fn set_owner(&self, word: OwnerWord) {
+        self.owner.store(word.0, Ordering::Relaxed);
+    }
 }
 
 impl SpanLocal {
