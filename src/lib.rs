@@ -387,7 +387,8 @@ pub fn scope<R>(f: impl FnOnce() -> R) -> R {
 /// where debug assertions are off (optimised builds, in practice): in an
 /// unoptimised build an always-inlined callee's locals join its caller's
 /// frame, once per call site, and a recursive parser with many `Box::new`s
-/// then needed about twice the stack.
+/// then needed far more stack than as written (docs/macro.md has the
+/// figures).
 pub mod __private {
     pub use crate::report::{Site, SiteKind};
     pub use batch_alloc_rt::__private::{scope_on_this_thread, RawBatch, Scope as RawScope};

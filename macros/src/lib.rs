@@ -128,10 +128,11 @@ use proc_macro::TokenStream;
 ///   thread, each outermost loop of a closure body (`for`, `while`, `while
 ///   let`, `loop`) gets a guard of its own.
 /// - Each **`Box::new(value)`** call becomes a typed allocation from the
-///   open scope, or `Box::new` when none is open (about three instructions
-///   more). These spellings are recognised, each with or without `::<T>` on
-///   `Box`: `Box::new`, `std::boxed::Box::new`, `::std::boxed::Box::new`,
-///   `alloc::boxed::Box::new`, `::alloc::boxed::Box::new`.
+///   open scope, or `Box::new` when none is open (a thread-local read and a
+///   test more). These spellings are recognised, each with or without
+///   `::<T>` on `Box`: `Box::new`, `std::boxed::Box::new`,
+///   `::std::boxed::Box::new`, `alloc::boxed::Box::new`,
+///   `::alloc::boxed::Box::new`.
 ///
 /// Nested items are not part of the function and are left alone; so are
 /// macro invocations (`vec![Box::new(x)]`: the attribute cannot know what a

@@ -38,10 +38,10 @@ use crate::types::{HeapRecord, Reservation, Tally, NO_HEAP};
 /// no atomic instruction, no thread-local lookup, no call. When the run is
 /// used up, one call reserves the next run from the current thread's heap.
 /// Nothing is reserved before the first `alloc`, and a loop of one or two
-/// allocations never reserves a run (a refill costs about as much as two
-/// boxes from the system allocator): the first two allocations of a batch
-/// hinted at two or fewer, or not hinted, each reserve one slot of the
-/// current thread's heap and hand it out at once, a little cheaper than a
+/// allocations never reserves a run (a refill costs more than so short a
+/// loop would save): the first two allocations of a batch hinted at two or
+/// fewer, or not hinted, each reserve one slot of the current thread's
+/// heap and hand it out at once, a little cheaper than a
 /// `Box::new` from the system allocator, and nothing stays reserved. When
 /// [`BatchAlloc`] is not the global allocator, or `T` is not batched
 /// (zero-sized, aligned past a page, larger than the largest size class),

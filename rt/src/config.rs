@@ -84,6 +84,7 @@ pub const FIRST_REFILL: usize = 8;
 /// Loops this short do not reserve a run of their own: a batch hinted at
 /// this many allocations or fewer, and the first this many allocations of a
 /// batch with no hint, reserve one slot each and hand it out at once. A
-/// refill costs about as much as two boxes from the
-/// system allocator, so it only pays for itself over a longer run.
+/// refill costs more than a box from the system allocator, so it only pays
+/// for itself over a longer run: this is the longest loop it does not pay
+/// for (docs/runtime.md has the figure).
 pub const TINY_LOOP: usize = 2;

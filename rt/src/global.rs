@@ -165,10 +165,9 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
     /// An allocation while a capturing scope is open: a bump of the run of
     /// its class, else the slow path. Out of line, so that `alloc` stays a
     /// test and a call: inlined with the bump, it made callers such as
-    /// `RawVec`'s allocation too large to inline themselves, and the
-    /// deserializer as written ran 3.5% more instructions than on glibc
-    /// alone (1.8% with this call; its captured allocations got cheaper
-    /// too).
+    /// `RawVec`'s allocation too large to inline themselves, which cost
+    /// instructions in code as written, where no scope is ever open, and
+    /// in captured allocations too (docs/runtime.md has the figures).
     ///
     /// # Safety
     /// - As for [`GlobalAlloc::alloc`], with `state` this thread's open,

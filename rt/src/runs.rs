@@ -53,9 +53,10 @@ pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull
 /// The next slot of `run` without a refill: a fresh one from its stretch,
 /// else a recycled one from its list. In a program that frees as it goes,
 /// a run's stretch is soon used up and most refills are lists of freed
-/// slots, so both belong on the fast path (kdl under `scope()` took 1.3
-/// million allocations, four in ten, through the slow path at about 80
-/// instructions each while the pop was there).
+/// slots, so both belong on the fast path: while the pop was on the slow
+/// path, a parser under `scope()` took a large share of its allocations
+/// through it, each several times the cost of a bump (docs/runtime.md has
+/// the figures).
 #[inline(always)]
 fn take(run: &Run) -> Option<NonNull<u8>> {
     if let Some(slot) = bump(run) {
