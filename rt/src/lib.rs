@@ -36,6 +36,150 @@
 //!   a frame not reused within 100 ms goes back to the
 //!   operating system.
 //!
+//! # The life of a box
+//!
+//! One `Box::new` in an annotated function, followed from the attribute to
+//! a frame of the region and back. The layer list in the comment below the
+//! docs runs bottom-up on purpose (each module imports only from the layers
+//! above it there); this section is the top-down reading order.
+//!
+//! Each step names each function with its file after it, in parentheses,
+//! as in `locate` (`region.rs`): a bare file name is in `rt/src/`, a path
+//! with a slash starts at the workspace root, where `src/` is the facade
+//! and `macros/src/` the attribute, and `Type::method` is a method.
+//! `rt/tests/life_of_a_box.rs` checks that each function named so is
+//! defined in its file.
+//!
+//! ## Allocation
+//!
+//! 1. The attribute rewrites the function — `rewrite_fn`
+//!    (`macros/src/scoped.rs`). The body becomes a closure passed to
+//!    `function_scope` (`src/lib.rs`). Each `Box::new(v)` becomes a call of
+//!    `boxed_at` (`src/lib.rs`) — `boxed_call` (`macros/src/scoped.rs`).
+//! 2. The call joins the thread's open scope, or opens one —
+//!    `function_scope` (`src/lib.rs`). With a scope open, `scope_would_join`
+//!    (`scope.rs`) says so and the body just runs. Otherwise a guard enters —
+//!    `open_around` (`src/lib.rs`), `enter_at` (`src/lib.rs`),
+//!    `Scope::enter` (`scope.rs`), `open_or_join` (`scope.rs`). The scope is
+//!    one thread-local word, a `ScopeState` — `scope_state` (`heap.rs`),
+//!    `set_scope_state` (`heap.rs`). The guard that opened it closes it when
+//!    it drops — `Scope::drop` (`scope.rs`), `close` (`scope.rs`). The runs
+//!    stay with the heap.
+//! 3. The thread's first scope finds its heap — `first_scope` (`scope.rs`),
+//!    `current_or_init` (`heap.rs`), `init_current` (`heap.rs`). Making the
+//!    heap arms its retirement — `arm_retirement` (`heap.rs`) — and claims
+//!    a record — `claim_record` (`record.rs`). The scope word then names
+//!    it — `ScopeState::ready` (`heap.rs`).
+//! 4. The box takes a slot from the run of its class, known at compile
+//!    time — `boxed` (`src/lib.rs`), `boxed` (`scope.rs`), `slot_in_scope`
+//!    (`scope.rs`), `alloc_in_scope` (`runs.rs`), `take` (`runs.rs`). A
+//!    fresh slot is a pointer bump — `bump` (`runs.rs`); a recycled one is
+//!    a list pop — `pop_recycled` (`runs.rs`). The value moves in —
+//!    `box_in_slot` (`link.rs`).
+//! 5. Any other small allocation while a capturing scope is open (strings,
+//!    vectors, library code) comes through the global allocator —
+//!    `BatchAlloc::alloc` (`global.rs`), `alloc_captured` (`global.rs`),
+//!    `bump_captured` (`runs.rs`), then the same `take` (`runs.rs`). Rare
+//!    layouts go out of line — `alloc_captured_slow` (`global.rs`),
+//!    `scope_block` (`global.rs`), `class_of_layout` (`runs.rs`). With no
+//!    scope open, the inner allocator serves it.
+//! 6. A used-up run refills — `next_slot` (`runs.rs`), `refill`
+//!    (`runs.rs`), `reserve` (`reserve.rs`). The common refill bumps the
+//!    head span of the class's avail queue — `reserve_fresh_run`
+//!    (`reserve.rs`). Every other takes the slow road — `reserve_slow`
+//!    (`reserve.rs`): it sends the outbox (step 12), drains the mailbox
+//!    (step 14), then takes recycled slots first, fresh ones after —
+//!    `take_slots` (`reserve.rs`). A span with nothing left moves to the
+//!    full queue, armed — `park_full` (`reserve.rs`), `arm` (`remote.rs`),
+//!    `move_to` (`queues.rs`).
+//! 7. With no span left in the class, a new one — `new_span`
+//!    (`reserve.rs`). Its frame comes from the pool — `acquire_frame`
+//!    (`pool.rs`), `pop_empty_frame` (`pool.rs`) — or from past the
+//!    region's high-water mark — `fresh_frames` (`region.rs`). The region is
+//!    reserved from the OS at first use — `ensure_ready` (`region.rs`),
+//!    `reserve_region` (`region.rs`). The frame becomes a span of the class,
+//!    owned by this heap — `Span::assign` (`types.rs`), `push_front`
+//!    (`queues.rs`).
+//!
+//! ## Local free
+//!
+//! 8. Dropping the box reaches the wrapper, which tells a slot from any
+//!    other pointer with one range check — `BatchAlloc::dealloc`
+//!    (`global.rs`), `locate` (`region.rs`). Other pointers go to the inner
+//!    allocator.
+//! 9. On the owner thread the slot goes onto its span's own free list, with
+//!    no atomic instruction — `free` (`free.rs`). A span on the full queue,
+//!    or a box smaller than a link, goes out of line — `free_slow`
+//!    (`free.rs`), `free_rare` (`free.rs`), `free_owned` (`free.rs`) — and
+//!    the span goes back to the avail queue — `after_local_free`
+//!    (`queues.rs`).
+//! 10. The span's last slot out comes back — `last_slot_freed` (`free.rs`),
+//!     `after_local_free` (`queues.rs`), `span_emptied` (`queues.rs`). The
+//!     head of the avail queue starts over with a fresh run —
+//!     `SpanLocal::restart` (`types.rs`). Any other empty span goes back to
+//!     the pool — `release_if_idle` (`queues.rs`), `unlink` (`queues.rs`),
+//!     `release` (`queues.rs`), `release_frame` (`pool.rs`).
+//! 11. A later refill hands the freed slots out again, before fresh
+//!     ones — `take_slots` (`reserve.rs`).
+//!
+//! ## Remote free
+//!
+//! 12. On any other thread the free goes into that thread's outbox, which
+//!     chains frees per span through their links, with no atomic
+//!     instruction — `free` (`free.rs`), `free_slow` (`free.rs`), `post`
+//!     (`outbox.rs`). A span's first free starts its chain — `start_chain`
+//!     (`outbox.rs`), `take_entry` (`outbox.rs`). A thread with no heap
+//!     gets one at its first such free — `free_without_heap` (`free.rs`),
+//!     `init_in_dealloc` (`heap.rs`).
+//! 13. A chain goes to its span's remote list with one compare-and-swap —
+//!     `send` (`outbox.rs`), `push_chain` (`remote.rs`): when it is full,
+//!     when another span needs its outbox entry, and when the thread
+//!     refills, reads `stats()`, calls `trim()` or exits — `send_all`
+//!     (`outbox.rs`). A span that is armed or abandoned gets each free at
+//!     once — `push_now` (`outbox.rs`), `push_plain` (`remote.rs`),
+//!     `push_now_notified` (`outbox.rs`). A push into an armed span (one
+//!     parked full, step 6) puts the span in its owner's mailbox —
+//!     `after_remote_push` (`queues.rs`), `notify_owner` (`remote.rs`),
+//!     `IndexStack::push` (`sync.rs`). Otherwise the slots wait on the
+//!     remote list.
+//!
+//! ## Return to the owner
+//!
+//! 14. The owner takes the slots back at its next refill — `reserve_slow`
+//!     (`reserve.rs`). It empties its mailbox — `drain_mailbox`
+//!     (`queues.rs`), `drain_mailbox_slow` (`queues.rs`): for each span it
+//!     waits out a notifier — `quiesce` (`remote.rs`) — takes the remote
+//!     list in one exchange — `take` (`remote.rs`) — splices it onto the
+//!     span's free list — `merge_remote` (`queues.rs`) — and moves the span
+//!     back to the avail queue — `move_to` (`queues.rs`).
+//! 15. A span already on the avail queue is collected when a refill looks
+//!     at it — `collect` (`queues.rs`), `take` (`remote.rs`),
+//!     `merge_remote` (`queues.rs`). Its slots go out again —
+//!     `take_slots` (`reserve.rs`). `trim()` collects at once —
+//!     `trim_current` (`heap.rs`), `release_empty_spans` (`queues.rs`).
+//!
+//! ## Thread exit
+//!
+//! 16. The heap retires from a thread-exit key destructor, armed when the
+//!     heap was made (step 3) — `retire_at_exit` (`heap.rs`),
+//!     `retire_current` (`heap.rs`). Scopes stop opening on the thread. The
+//!     outbox is sent — `send_all` (`outbox.rs`); the runs' unused slots go
+//!     back — `give_back_runs` (`heap.rs`), `give_back` (`queues.rs`); the
+//!     mailbox is drained — `drain_mailbox` (`queues.rs`).
+//! 17. Each span is released if nothing is out of it, else abandoned —
+//!     `retire_span` (`heap.rs`), `disarm` (`remote.rs`), `abandon`
+//!     (`remote.rs`), `release` (`queues.rs`). The heap record goes back
+//!     for a later thread — `HeapRecord::hand_back` (`types.rs`).
+//! 18. Frees into an abandoned span still work, from any thread: each
+//!     counts the span's remote word down — `free_rare` (`free.rs`),
+//!     `push_chain` (`remote.rs`). The exiting thread makes no new heap;
+//!     its own later frees skip the outbox — `free_without_heap`
+//!     (`free.rs`).
+//! 19. The last free returns the span to the pool — `after_remote_push`
+//!     (`queues.rs`), `release` (`queues.rs`), `release_frame` (`pool.rs`),
+//!     `pool_empty_frame` (`pool.rs`). Past the pool's limit an unused
+//!     frame decays to the OS — `decay` (`pool.rs`).
+//!
 //! [batch-alloc]: https://docs.rs/batch-alloc
 
 // The modules in layers, each importing only from the layers above it in
