@@ -14,6 +14,7 @@ use crate::queues::give_back;
 use crate::region::{self, frame_base};
 use crate::reserve::{reserve, reserve_one};
 use crate::settings::warn_not_installed;
+use crate::thread;
 use crate::types::{HeapRecord, Reservation, Tally, NO_HEAP};
 
 /// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
@@ -392,7 +393,7 @@ fn batch_heap() -> Option<&'static HeapRecord> {
 #[inline(never)]
 fn first_heap() -> Option<&'static HeapRecord> {
     match is_active() {
-        true => heap::current_or_init(),
+        true => thread::current_or_init(),
         false => {
             warn_not_installed();
             None

@@ -22,6 +22,7 @@ use crate::queues::{after_local_free, after_remote_push};
 use crate::region::Located;
 use crate::remote;
 use crate::sync::Ordering;
+use crate::thread;
 use crate::types::{HeapRecord, OwnerWord, Span, NO_HEAP};
 
 /// Frees the slot at `ptr`, located at `at`, that a box of `size` bytes
@@ -123,7 +124,7 @@ unsafe fn free_slow(
 /// this point: the free has touched nothing yet, and making one allocates
 /// nothing through the global allocator and cannot unwind; its retirement
 /// at thread exit is armed before it is made, also when this free comes
-/// from the thread's exit cleanup (see `heap.rs`). A thread that cannot
+/// from the thread's exit cleanup (see `thread.rs`). A thread that cannot
 /// have one (its heap has retired: it is exiting) pushes the slot with one
 /// compare-and-swap.
 ///
@@ -141,7 +142,7 @@ unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: us
         // SAFETY: forwarded contract; a large block needs no heap.
         return unsafe { large::free(at) };
     }
-    if let Some(heap) = heap::init_in_dealloc() {
+    if let Some(heap) = thread::init_in_dealloc() {
         let heap = ptr::from_ref(heap).cast_mut();
         let owner = at.span().owner();
         // SAFETY: forwarded contract; `heap` is now this thread's.
@@ -207,7 +208,7 @@ unsafe fn free_rare(
     // A thread without a heap gets one, as in `free_without_heap` (the
     // hardened checks come here first).
     let heap = match heap == NO_HEAP && size >= 4 && !owner.is_none() {
-        true => heap::init_in_dealloc().map_or(NO_HEAP, |h| ptr::from_ref(h).cast_mut()),
+        true => thread::init_in_dealloc().map_or(NO_HEAP, |h| ptr::from_ref(h).cast_mut()),
         false => heap,
     };
     if size >= 4 && !owner.is_none() && heap != NO_HEAP {

@@ -66,8 +66,8 @@
 //!    it drops — `Scope::drop` (`scope.rs`), `close` (`scope.rs`). The runs
 //!    stay with the heap.
 //! 3. The thread's first scope finds its heap — `first_scope` (`scope.rs`),
-//!    `current_or_init` (`heap.rs`), `init_current` (`heap.rs`). Making the
-//!    heap arms its retirement — `arm_retirement` (`heap.rs`) — and claims
+//!    `current_or_init` (`thread.rs`), `init_current` (`thread.rs`). Making the
+//!    heap arms its retirement — `arm_retirement` (`thread.rs`) — and claims
 //!    a record — `claim_record` (`record.rs`). The scope word then names
 //!    it — `ScopeState::ready` (`heap.rs`).
 //! 4. The box takes a slot from the run of its class, known at compile
@@ -130,7 +130,7 @@
 //!     (`outbox.rs`). A span's first free starts its chain — `start_chain`
 //!     (`outbox.rs`), `take_entry` (`outbox.rs`). A thread with no heap
 //!     gets one at its first such free — `free_without_heap` (`free.rs`),
-//!     `init_in_dealloc` (`heap.rs`).
+//!     `init_in_dealloc` (`thread.rs`).
 //! 13. A chain goes to its span's remote list with one compare-and-swap —
 //!     `send` (`outbox.rs`), `push_chain` (`remote.rs`): when it is full,
 //!     when another span needs its outbox entry, and when the thread
@@ -156,18 +156,18 @@
 //!     at it — `collect` (`queues.rs`), `take` (`remote.rs`),
 //!     `merge_remote` (`queues.rs`). Its slots go out again —
 //!     `take_slots` (`reserve.rs`). `trim()` collects at once —
-//!     `trim_current` (`heap.rs`), `release_empty_spans` (`queues.rs`).
+//!     `trim_current` (`thread.rs`), `release_empty_spans` (`queues.rs`).
 //!
 //! ## Thread exit
 //!
 //! 16. The heap retires from a thread-exit key destructor, armed when the
-//!     heap was made (step 3) — `retire_at_exit` (`heap.rs`),
-//!     `retire_current` (`heap.rs`). Scopes stop opening on the thread. The
+//!     heap was made (step 3) — `retire_at_exit` (`thread.rs`),
+//!     `retire_current` (`thread.rs`). Scopes stop opening on the thread. The
 //!     outbox is sent — `send_all` (`outbox.rs`); the runs' unused slots go
-//!     back — `give_back_runs` (`heap.rs`), `give_back` (`queues.rs`); the
+//!     back — `give_back_runs` (`queues.rs`), `give_back` (`queues.rs`); the
 //!     mailbox is drained — `drain_mailbox` (`queues.rs`).
 //! 17. Each span is released if nothing is out of it, else abandoned —
-//!     `retire_span` (`heap.rs`), `disarm` (`remote.rs`), `abandon`
+//!     `retire_span` (`thread.rs`), `disarm` (`remote.rs`), `abandon`
 //!     (`remote.rs`), `release` (`queues.rs`). The heap record goes back
 //!     for a later thread — `HeapRecord::hand_back` (`types.rs`).
 //! 18. Frees into an abandoned span still work, from any thread: each
@@ -196,11 +196,12 @@
 // 7. remote, record, large  the cross-thread word protocol; the heap registry; large blocks
 // 8. queues                a heap's spans: queues, slots coming back
 // 9. outbox                remote frees, collected and sent in chains
-// 10. heap                 this thread's heap and scope state; thread exit
-// 11. reserve, free        refills; frees
-// 12. runs                 the runs scopes allocate from
-// 13. global, stats        the allocator wrapper and its probe; statistics
-// 14. batch, scope         loop-scoped batches; batch scopes
+// 10. heap                 this thread's heap record and scope state
+// 11. thread               a heap's life: made, trimmed, forked, retired
+// 12. reserve, free        refills; frees
+// 13. runs                 the runs scopes allocate from
+// 14. global, stats        the allocator wrapper and its probe; statistics
+// 15. batch, scope         loop-scoped batches; batch scopes
 mod batch;
 mod class;
 mod config;
@@ -225,15 +226,16 @@ mod scope;
 mod settings;
 mod stats;
 mod sync;
+mod thread;
 mod types;
 
 pub use batch::Batch;
 pub use class::SizeClass;
 pub use global::{is_active, BatchAlloc};
 pub use growth::{default_growth, set_default_growth, Growth};
-pub use heap::trim;
 pub use scope::{capture, scope, set_capture, Capture};
 pub use stats::{stats, Stats};
+pub use thread::trim;
 
 /// Not public API: what the `batch-alloc` facade, the code `#[batch_alloc]`
 /// generates and this crate's tests call, gathered here so that the root

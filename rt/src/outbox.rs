@@ -281,7 +281,7 @@ mod tests {
 
     /// This thread's outbox entry for `frame`'s span: (frame, room).
     fn entry_of(frame: u32) -> (u32, u32) {
-        let heap = crate::heap::current_or_init().expect("a heap");
+        let heap = crate::thread::current_or_init().expect("a heap");
         // SAFETY: this thread's heap; the reference ends here.
         let local = unsafe { heap.local() };
         let entry = &local.outbox[frame as usize % OUTBOX_SPANS];
@@ -294,7 +294,7 @@ mod tests {
     fn a_chain_is_sent_when_it_has_no_room_left() {
         // A fresh thread: its heap reserves from a span of its own.
         std::thread::spawn(|| {
-            let heap = crate::heap::current_or_init().expect("a heap");
+            let heap = crate::thread::current_or_init().expect("a heap");
             let n = OUTBOX_LIMIT + 1;
             let run = reserve(heap, class_of::<Slot16>(), n, true, Tally::Batch).unwrap();
             assert_eq!((run.list_len, run.len), (0, n), "a fresh run of exactly n");
@@ -316,7 +316,7 @@ mod tests {
                     unsafe { std::alloc::dealloc(slot.0, std::alloc::Layout::new::<Slot16>()) }
                 };
                 // Its heap first (its first free would make it anyway).
-                crate::heap::current_or_init().expect("a heap");
+                crate::thread::current_or_init().expect("a heap");
                 let (last, rest) = slots.split_last().unwrap();
                 let (limit_th, before) = rest.split_last().unwrap();
                 before.iter().for_each(free);

@@ -4,6 +4,8 @@
 //! the pool. Everything here is given the heap it works on; which heap is
 //! this thread's is `heap.rs`'s business.
 
+use core::ptr;
+
 use crate::class;
 use crate::fatal::check;
 use crate::link::{self, tail_of, write_link};
@@ -296,6 +298,19 @@ pub(crate) fn after_remote_push(pushed: Pushed, frame: u32, span: &Span) {
 }
 
 // ---- slots given back ----
+
+/// Gives back every run's unused slots, leaving the runs empty. Owner only,
+/// with no scope open (a run is only read while one is).
+pub(crate) fn give_back_runs(heap: &HeapRecord) {
+    for run in &heap.runs {
+        let frame = run.frame.load(Ordering::Relaxed);
+        if let Some(unused) = run.take_unused(frame_base(frame)) {
+            // SAFETY: the run's slots were reserved by this heap, linked as
+            // reserved, and never handed out.
+            unsafe { give_back(ptr::from_ref(heap).cast_mut(), unused, Tally::Run) };
+        }
+    }
+}
 
 /// Gives back the slots of a reservation that were never handed out, on
 /// whichever thread the batch ends; `heap` is that thread's heap, or

@@ -336,7 +336,7 @@ mod tests {
 
     /// This thread's heap, made if need be.
     fn heap() -> &'static HeapRecord {
-        crate::heap::current_or_init().expect("a heap")
+        crate::thread::current_or_init().expect("a heap")
     }
     use crate::region::locate;
 

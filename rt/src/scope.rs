@@ -27,6 +27,7 @@ use crate::link::box_in_slot;
 use crate::runs::alloc_in_scope;
 use crate::settings::{settings, warn_not_installed};
 use crate::sync::Ordering;
+use crate::thread;
 
 /// Whether scopes capture every allocation they can, or only annotated
 /// `Box::new`s; see [`set_capture`].
@@ -173,7 +174,7 @@ fn open_or_join() -> u8 {
 fn first_scope() -> u8 {
     decide_capture();
     let heap = match is_active() {
-        true => heap::current_or_init(),
+        true => thread::current_or_init(),
         false => {
             warn_not_installed();
             None

@@ -505,6 +505,39 @@ impl Run {
             want: core::sync::atomic::AtomicU32::new(0),
         }
     }
+
+    /// Empties the run, and returns what it held unhanded as the reservation
+    /// it is the rest of (`None` if it held nothing). Owner only. Offsets
+    /// are from `base`, the run's frame.
+    pub(crate) fn take_unused(&self, base: *mut u8) -> Option<Reservation> {
+        let cur = self.cur.load(Ordering::Relaxed);
+        let end = self.end.load(Ordering::Relaxed);
+        let list_len = self.list_left.load(Ordering::Relaxed);
+        if cur == end && list_len == 0 {
+            return None;
+        }
+        let offset = |p: *mut u8| p.addr().wrapping_sub(base.addr()) as u32;
+        let list_head = match list_len {
+            0 => 0,
+            _ => offset(self.list.load(Ordering::Relaxed)),
+        };
+        let run_len = match self.size {
+            0 => 0,
+            size => (end.addr().wrapping_sub(cur.addr()) / size as usize) as u32,
+        };
+        self.cur.store(ptr::null_mut(), Ordering::Relaxed);
+        self.end.store(ptr::null_mut(), Ordering::Relaxed);
+        self.list.store(ptr::null_mut(), Ordering::Relaxed);
+        self.list_left.store(0, Ordering::Relaxed);
+        Some(Reservation {
+            frame: self.frame.load(Ordering::Relaxed),
+            list_head,
+            list_len,
+            bump_start: offset(cur),
+            bump_end: offset(end),
+            len: list_len.wrapping_add(run_len),
+        })
+    }
 }
 
 /// One empty run per class.
