@@ -6,10 +6,10 @@ use core::ptr::{self, NonNull};
 
 use crate::class::{self, class_of, stride_of, NO_CLASS};
 use crate::config::{FIRST_REFILL, TINY_LOOP};
-use crate::global::is_active;
 use crate::growth::{default_growth_code, Growth};
 use crate::heap;
 use crate::link::{self, read_link};
+use crate::probe::is_active;
 use crate::queues::give_back;
 use crate::region::{self, frame_base};
 use crate::reserve::{reserve, reserve_one};

@@ -2,7 +2,7 @@
 //! stderr written without allocating, then abort. It never unwinds, and it
 //! calls nothing that could (the C library's `abort`, not
 //! `std::process::abort`, so that the optimiser knows the call cannot
-//! unwind; see `NoUnwind` in `global.rs`).
+//! unwind; see `NoUnwind` in `no_unwind.rs`).
 
 /// Writes `message` to stderr and aborts the process.
 #[cold]

@@ -1,10 +1,11 @@
-//! `BatchAlloc`, the global-allocator wrapper, and how the runtime learns
-//! that it is installed.
+//! `BatchAlloc`, the global-allocator wrapper: the four `GlobalAlloc`
+//! methods, each serving a capturing scope's allocations from its runs,
+//! span slots back into their spans, and everything else from the inner
+//! allocator. How the runtime learns that the wrapper is installed is
+//! `probe.rs`; the proof that no method unwinds, `no_unwind.rs`.
 
 use core::alloc::{GlobalAlloc, Layout};
-use core::cell::Cell;
 use core::ptr;
-use core::sync::atomic::AtomicU8;
 use std::alloc::System;
 
 use core::ptr::NonNull;
@@ -14,6 +15,8 @@ use crate::config::MAX_SMALL_SIZE;
 use crate::free::free;
 use crate::heap::{self, ScopeState};
 use crate::large;
+use crate::no_unwind::NoUnwind;
+use crate::probe::{is_probe, observe_probe};
 use crate::region::{locate, Located};
 use crate::runs::count_large_block;
 use crate::runs::{alloc_in_scope, bump_captured, class_of_layout};
@@ -108,7 +111,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let proof = NoUnwind;
-        if layout.size() == PROBE.size() && layout.align() == PROBE.align() {
+        if is_probe(layout) {
             observe_probe();
         }
         let state = heap::scope_state();
@@ -326,154 +329,4 @@ fn scope_block(state: ScopeState, layout: Layout, zeroed: bool) -> Option<NonNul
     let block = large::alloc(layout.size(), zeroed)?;
     count_large_block(state);
     Some(block)
-}
-
-/// Proof, at link time, that a method cannot unwind: with
-/// `RUSTFLAGS="--cfg batch_alloc_no_panic"`, dropping one calls a symbol that
-/// does not exist, so a build links only if the optimiser has removed every
-/// path on which it would be dropped, that is every path that unwinds out
-/// of the method (the `no-panic` crate's technique). CI builds the examples
-/// that way, with debug assertions and overflow checks on. Otherwise it is
-/// nothing at all.
-struct NoUnwind;
-
-impl NoUnwind {
-    /// The method's normal end.
-    #[inline(always)]
-    // Forgetting is what matters in the proof's build, where it has a
-    // destructor; elsewhere it is nothing either way.
-    #[allow(clippy::forget_non_drop)]
-    fn holds(self) {
-        core::mem::forget(self);
-    }
-}
-
-#[cfg(batch_alloc_no_panic)]
-impl Drop for NoUnwind {
-    fn drop(&mut self) {
-        extern "C" {
-            #[link_name = "\n\nbatch-alloc: a GlobalAlloc method of BatchAlloc can unwind\n\n"]
-            fn allocator_path_can_unwind() -> !;
-        }
-        // SAFETY: never runs: a build that would call it does not link.
-        unsafe { allocator_path_can_unwind() }
-    }
-}
-
-/// The layout `is_active` allocates to find out whether `BatchAlloc` serves
-/// the global allocator. Any `alloc_zeroed` of this layout costs one
-/// thread-local read more; no other call is affected.
-const PROBE: Layout = match Layout::from_size_align(3, 64) {
-    Ok(layout) => layout,
-    Err(_) => panic!("invalid probe layout"),
-};
-
-const UNKNOWN: u8 = 0;
-const ACTIVE: u8 = 1;
-const INACTIVE: u8 = 2;
-
-static INSTALLED: AtomicU8 = AtomicU8::new(UNKNOWN);
-
-thread_local! {
-    /// 1 while this thread probes, 2 once a `BatchAlloc` saw the probe.
-    static PROBE_STATE: Cell<u8> = const { Cell::new(0) };
-}
-
-fn observe_probe() {
-    let _ = PROBE_STATE.try_with(|state| {
-        if state.get() == 1 {
-            state.set(2);
-        }
-    });
-}
-
-/// Whether [`BatchAlloc`] is the global allocator. When it is not, batches
-/// hand out plain `Box::new` boxes: correct, just not faster, and no span
-/// slot ever reaches an allocator that did not make it.
-pub fn is_active() -> bool {
-    match INSTALLED.load(Ordering::Relaxed) {
-        ACTIVE => true,
-        INACTIVE => false,
-        _ => probe(),
-    }
-}
-
-#[cold]
-fn probe() -> bool {
-    PROBE_STATE.with(|state| state.set(1));
-    // SAFETY: the layout has a non-zero size. `black_box` keeps the
-    // optimiser from deleting the unused allocation, and the probe with it.
-    let block = std::hint::black_box(unsafe { std::alloc::alloc_zeroed(PROBE) });
-    if !block.is_null() {
-        // SAFETY: allocated just above with the same layout.
-        unsafe { std::alloc::dealloc(block, PROBE) };
-    }
-    let seen = PROBE_STATE.with(|state| state.replace(0)) == 2;
-    INSTALLED.store(if seen { ACTIVE } else { INACTIVE }, Ordering::Relaxed);
-    seen
-}
-
-/// The instantiation the no-unwind proof is built from (see [`NoUnwind`]):
-/// the four methods over an inner allocator that calls the C library
-/// directly, so that only this crate's code is judged, compiled in this
-/// crate where the optimiser sees every function they call.
-/// `rt/tests/no_panic.rs` links it.
-#[cfg(batch_alloc_no_panic)]
-#[doc(hidden)]
-pub mod no_panic_proof {
-    use super::*;
-
-    /// `malloc` and friends, for alignments they serve.
-    struct CAlloc;
-
-    // SAFETY: forwards to the C library's allocator, which returns memory
-    // aligned for any fundamental type; the proof's callers use no more.
-    unsafe impl GlobalAlloc for CAlloc {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            // SAFETY: no preconditions.
-            unsafe { libc::malloc(layout.size()).cast() }
-        }
-        unsafe fn dealloc(&self, ptr: *mut u8, _: Layout) {
-            // SAFETY: `ptr` came from `malloc` (the caller's contract).
-            unsafe { libc::free(ptr.cast()) }
-        }
-        unsafe fn realloc(&self, ptr: *mut u8, _: Layout, new_size: usize) -> *mut u8 {
-            // SAFETY: `ptr` came from `malloc` (the caller's contract).
-            unsafe { libc::realloc(ptr.cast(), new_size).cast() }
-        }
-    }
-
-    const PROVED: BatchAlloc<CAlloc> = BatchAlloc::new(CAlloc);
-
-    /// # Safety
-    /// - As for [`GlobalAlloc::alloc`].
-    #[inline(never)]
-    pub unsafe fn alloc(layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        unsafe { PROVED.alloc(layout) }
-    }
-
-    /// # Safety
-    /// - As for [`GlobalAlloc::alloc_zeroed`].
-    #[inline(never)]
-    pub unsafe fn alloc_zeroed(layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        unsafe { PROVED.alloc_zeroed(layout) }
-    }
-
-    /// # Safety
-    /// - As for [`GlobalAlloc::dealloc`].
-    #[inline(never)]
-    pub unsafe fn dealloc(ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { PROVED.dealloc(ptr, layout) }
-    }
-
-    /// # Safety
-    /// - As for [`GlobalAlloc::realloc`].
-    #[inline(never)]
-    pub unsafe fn realloc(ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        unsafe { PROVED.realloc(ptr, layout, new_size) }
-    }
 }

@@ -185,11 +185,13 @@
 // The modules in layers, each importing only from the layers above it in
 // this list (rt/tests/layers.rs checks it):
 //
-// 0. config, fatal, settings  constants; the abort path; the environment
+// 0. config, fatal, settings, no_unwind  constants; the abort path; the
+//                          environment; the link-time no-unwind marker
 // 1. os, class             the OS; the size-class table
 // 2. sync                  atomics, the spin lock, the index stack, windows
-// 3. types, locks          the shared structures: spans, heap records, runs;
-//                          the process-wide locks in their order, across fork
+// 3. types, locks, probe   the shared structures: spans, heap records, runs;
+//                          the process-wide locks in their order, across fork;
+//                          whether BatchAlloc is installed
 // 4. link, growth          free-list links and their hardening; refill growth
 // 5. region                address space, frames, span reset
 // 6. pool                  empty frames: single ones and whole extents
@@ -200,8 +202,9 @@
 // 11. thread               a heap's life: made, trimmed, forked, retired
 // 12. reserve, free        refills; frees
 // 13. runs                 the runs scopes allocate from
-// 14. global, stats        the allocator wrapper and its probe; statistics
-// 15. batch, scope         loop-scoped batches; batch scopes
+// 14. global, stats        the allocator wrapper; statistics
+// 15. batch, scope, no_panic_proof  loop-scoped batches; batch scopes; the
+//                          wrapper instantiated for the no-unwind proof
 mod batch;
 mod class;
 mod config;
@@ -213,9 +216,13 @@ mod heap;
 mod large;
 mod link;
 mod locks;
+#[cfg(batch_alloc_no_panic)]
+mod no_panic_proof;
+mod no_unwind;
 mod os;
 mod outbox;
 mod pool;
+mod probe;
 mod queues;
 mod record;
 mod region;
@@ -231,8 +238,9 @@ mod types;
 
 pub use batch::Batch;
 pub use class::SizeClass;
-pub use global::{is_active, BatchAlloc};
+pub use global::BatchAlloc;
 pub use growth::{default_growth, set_default_growth, Growth};
+pub use probe::is_active;
 pub use scope::{capture, scope, set_capture, Capture};
 pub use stats::{stats, Stats};
 pub use thread::trim;
@@ -243,8 +251,11 @@ pub use thread::trim;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::batch::RawBatch;
+    /// The no-unwind proof's instantiation (`no_panic_proof.rs`).
     #[cfg(batch_alloc_no_panic)]
-    pub use crate::global::no_panic_proof;
+    pub mod no_panic_proof {
+        pub use crate::no_panic_proof::{alloc, alloc_zeroed, dealloc, realloc};
+    }
     pub use crate::scope::{
         at_exit, batchable, boxed, entered, outside_scope, scope_on_this_thread, scope_would_join,
         try_boxed, Scope, ScopedFuture,

@@ -21,9 +21,9 @@ use core::sync::atomic::{AtomicBool, AtomicUsize};
 use core::task::{Context, Poll};
 
 use crate::class::{class_of, NO_CLASS};
-use crate::global::is_active;
 use crate::heap::{self, ScopeState, CAPTURING};
 use crate::link::box_in_slot;
+use crate::probe::is_active;
 use crate::runs::alloc_in_scope;
 use crate::settings::{settings, warn_not_installed};
 use crate::sync::Ordering;
