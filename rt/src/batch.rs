@@ -15,7 +15,7 @@ use crate::region::{self, frame_base};
 use crate::reserve::{reserve, reserve_one};
 use crate::settings::warn_not_installed;
 use crate::thread;
-use crate::types::{HeapRecord, Reservation, Tally, NO_HEAP};
+use crate::types::{OwnedHeap, Reservation, Tally, NO_HEAP};
 
 /// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
 /// real `Box<T>` that can be moved to any thread, freed at any time, turned
@@ -380,18 +380,18 @@ fn lone_slot(class: u8) -> Option<NonNull<u8>> {
 /// This thread's heap, made on first use (once per thread) if `BatchAlloc`
 /// serves the program; `None` otherwise or on an exiting thread.
 #[inline(always)]
-fn batch_heap() -> Option<&'static HeapRecord> {
+fn batch_heap() -> Option<OwnedHeap> {
     match heap::current() {
         NO_HEAP => first_heap(),
-        // SAFETY: this thread's heap record; records are never freed.
-        heap => Some(unsafe { &*heap }),
+        // SAFETY: what `current` returned on this thread, not `NO_HEAP`.
+        heap => Some(unsafe { heap::owned(heap) }),
     }
 }
 
 /// This thread's heap, made now if `BatchAlloc` serves the program.
 #[cold]
 #[inline(never)]
-fn first_heap() -> Option<&'static HeapRecord> {
+fn first_heap() -> Option<OwnedHeap> {
     match is_active() {
         true => thread::current_or_init(),
         false => {

@@ -11,8 +11,6 @@
 //! the common case touches the span's read-mostly line and the owner's line
 //! only.
 
-use core::ptr;
-
 use crate::fatal::fatal;
 use crate::heap;
 use crate::large;
@@ -23,7 +21,7 @@ use crate::region::Located;
 use crate::remote;
 use crate::sync::Ordering;
 use crate::thread;
-use crate::types::{HeapRecord, OwnerWord, Span, NO_HEAP};
+use crate::types::{HeapRecord, OwnedHeap, OwnerWord, Span, NO_HEAP};
 
 /// Frees the slot at `ptr`, located at `at`, that a box of `size` bytes
 /// gives up, on whichever thread this is.
@@ -63,8 +61,8 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
     let used = span.used().wrapping_sub(1);
     span.set_used(used);
     if used == 0 || (cfg!(debug_assertions) && used == u32::MAX) {
-        // SAFETY: records are never freed, and this one is this thread's.
-        last_slot_freed(unsafe { &*heap }, at, span, used);
+        // SAFETY: `heap` is what `current` returned, and owns the span.
+        last_slot_freed(unsafe { heap::owned(heap) }, at, span, used);
     }
 }
 
@@ -73,7 +71,7 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
 /// would otherwise keep in a register of its own.
 #[cold]
 #[inline(never)]
-fn last_slot_freed(heap: &HeapRecord, at: Located, span: &Span, used: u32) {
+fn last_slot_freed(heap: OwnedHeap, at: Located, span: &Span, used: u32) {
     if used != 0 {
         fatal("batch-alloc: free into a span with no slot out (double free?)");
     }
@@ -108,10 +106,10 @@ unsafe fn free_slow(
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
         }
-        // SAFETY: this thread's heap (records are never freed), and the
-        // slot is out and given up by its box, whose pointer covers the
-        // link.
-        return unsafe { outbox::post(&*heap, at, span, ptr) };
+        // SAFETY: `heap` is what `current` returned (not `NO_HEAP`, tested
+        // above), and the slot is out and given up by its box, whose pointer
+        // covers the link.
+        return unsafe { outbox::post(heap::owned(heap), at, span, ptr) };
     }
     // SAFETY: forwarded contract.
     unsafe { free_rare(ptr, base, offset, size, heap) }
@@ -143,7 +141,7 @@ unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: us
         return unsafe { large::free(at) };
     }
     if let Some(heap) = thread::init_in_dealloc() {
-        let heap = ptr::from_ref(heap).cast_mut();
+        let heap = heap.as_ptr();
         let owner = at.span().owner();
         // SAFETY: forwarded contract; `heap` is now this thread's.
         return unsafe { free_slow(ptr, base, offset, size, heap, owner) };
@@ -208,12 +206,14 @@ unsafe fn free_rare(
     // A thread without a heap gets one, as in `free_without_heap` (the
     // hardened checks come here first).
     let heap = match heap == NO_HEAP && size >= 4 && !owner.is_none() {
-        true => thread::init_in_dealloc().map_or(NO_HEAP, |h| ptr::from_ref(h).cast_mut()),
+        true => thread::init_in_dealloc().map_or(NO_HEAP, OwnedHeap::as_ptr),
         false => heap,
     };
     if size >= 4 && !owner.is_none() && heap != NO_HEAP {
-        // SAFETY: as in `free_slow`; the hardened checks are done.
-        return unsafe { outbox::post(&*heap, slot.at, span, ptr) };
+        // SAFETY: as in `free_slow` (`heap` is this thread's, as `current`
+        // returned or `init_in_dealloc` made it); the hardened checks are
+        // done.
+        return unsafe { outbox::post(heap::owned(heap), slot.at, span, ptr) };
     }
     let key = link::key(span);
     // SAFETY: the slot is given up by its box, and only this push writes
@@ -247,8 +247,8 @@ unsafe fn free_owned(heap: *mut HeapRecord, span: &Span, slot: Slot, full: bool)
     };
     span.set_used(used);
     if used == 0 || full {
-        // SAFETY: records are never freed, and this one is this thread's.
-        after_local_free(unsafe { &*heap }, slot.at.frame(), span);
+        // SAFETY: `heap` is this thread's (the caller's contract).
+        after_local_free(unsafe { heap::owned(heap) }, slot.at.frame(), span);
     }
 }
 

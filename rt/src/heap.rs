@@ -10,7 +10,7 @@
 use core::cell::Cell;
 use core::ptr;
 
-use crate::types::{HeapRecord, NO_HEAP};
+use crate::types::{HeapRecord, OwnedHeap, NO_HEAP};
 
 thread_local! {
     static CURRENT: Cell<*mut HeapRecord> = const { Cell::new(NO_HEAP) };
@@ -63,8 +63,8 @@ impl ScopeState {
 
     /// The state of a thread with `heap` and no scope open.
     #[inline(always)]
-    pub(crate) fn ready(heap: &HeapRecord) -> ScopeState {
-        ScopeState((heap as *const HeapRecord as *mut HeapRecord).map_addr(|a| a | READY))
+    pub(crate) fn ready(heap: OwnedHeap) -> ScopeState {
+        ScopeState(heap.as_ptr().map_addr(|a| a | READY))
     }
 
     /// Whether a scope is open.
@@ -109,6 +109,20 @@ impl ScopeState {
     pub(crate) fn heap(self) -> *mut HeapRecord {
         self.0.map_addr(|a| a & !FLAGS)
     }
+
+    /// The handle of the heap a ready or open state names: this thread's,
+    /// since only [`ScopeState::ready`] names one, from a handle, and a
+    /// state never leaves its thread (a raw pointer: not `Send`).
+    ///
+    /// # Safety
+    /// - The state is ready or open (it names a heap), and was read on this
+    ///   thread (the heap retires only after the state is disabled).
+    #[inline(always)]
+    pub(crate) unsafe fn owned_heap(self) -> OwnedHeap {
+        // SAFETY: records are never freed, and the caller's contract makes
+        // this one this thread's, not retired.
+        unsafe { OwnedHeap::new(&*self.heap()) }
+    }
 }
 
 /// This thread's heap record, or [`NO_HEAP`] before its first refill and
@@ -117,6 +131,29 @@ impl ScopeState {
 #[inline(always)]
 pub(crate) fn current() -> *mut HeapRecord {
     CURRENT.try_with(Cell::get).unwrap_or(NO_HEAP)
+}
+
+/// The handle of this thread's heap, `None` before its first refill and
+/// after it exits.
+#[inline(always)]
+pub(crate) fn current_owned() -> Option<OwnedHeap> {
+    match current() {
+        NO_HEAP => None,
+        // SAFETY: what `current` returned on this thread, not `NO_HEAP`.
+        heap => Some(unsafe { owned(heap) }),
+    }
+}
+
+/// The handle of `heap`, this thread's heap as [`current`] returned it.
+///
+/// # Safety
+/// - `heap` is what `current` returned on this thread, not [`NO_HEAP`],
+///   and the thread has not retired its heap since.
+#[inline(always)]
+pub(crate) unsafe fn owned(heap: *mut HeapRecord) -> OwnedHeap {
+    // SAFETY: records are never freed; the caller's contract makes this one
+    // this thread's, not retired.
+    unsafe { OwnedHeap::new(&*heap) }
 }
 
 /// This thread's scope state (see [`ScopeState`]). Safe in the allocator

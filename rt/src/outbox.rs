@@ -30,7 +30,7 @@ use crate::queues::after_remote_push;
 use crate::region::{self, Located};
 use crate::remote;
 use crate::sync::Ordering;
-use crate::types::{HeapRecord, Outgoing, Span, NIL, OUTBOX_SPANS};
+use crate::types::{Outgoing, OwnedHeap, Span, NIL, OUTBOX_SPANS};
 
 /// Slots a chain collects before it is sent: a span's worth of 64-byte
 /// slots (1,024; 64 with the 4 KiB frames of Miri runs, so that its tests
@@ -58,7 +58,7 @@ const _: () = assert!(OUTBOX_LIMIT >= 2);
 /// - The slot `at` locates, of `span`, is out, given up by its box, whose
 ///   pointer `slot` covers the link's four bytes.
 #[inline(always)]
-pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, span: &Span, slot: *mut u8) {
+pub(crate) unsafe fn post(heap: OwnedHeap, at: Located, span: &Span, slot: *mut u8) {
     // SAFETY: this thread's heap (the caller's contract).
     let local = unsafe { heap.local() };
     let entry = &mut local.outbox[entry_index(at)];
@@ -104,7 +104,7 @@ unsafe fn start_chain(
     slot: *mut u8,
     base: *mut u8,
     offset: usize,
-    heap: &HeapRecord,
+    heap: OwnedHeap,
     entry: *mut Outgoing,
     span: &Span,
 ) {
@@ -128,7 +128,7 @@ unsafe fn start_chain(
 /// - As for [`start_chain`].
 #[cold]
 #[inline(never)]
-unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: &HeapRecord) {
+unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: OwnedHeap) {
     let at = Located { base, offset };
     let (frame, span) = (at.frame(), at.span());
     // SAFETY: this thread's heap (the caller's contract).
@@ -221,7 +221,7 @@ unsafe fn link_writer(slot: *mut u8, span: &Span) -> impl FnMut(u32) {
 
 /// Sends every chain. Owner of `heap` only, with no reference from
 /// `HeapRecord::local` live.
-pub(crate) fn send_all(heap: &HeapRecord) {
+pub(crate) fn send_all(heap: OwnedHeap) {
     if heap.outbox_slots.load(Ordering::Relaxed) == 0 {
         return;
     }
@@ -236,7 +236,7 @@ pub(crate) fn send_all(heap: &HeapRecord) {
 
 /// Hands one chain to its span: one compare-and-swap.
 #[inline(never)]
-fn send(heap: &HeapRecord, entry: &mut Outgoing) {
+fn send(heap: OwnedHeap, entry: &mut Outgoing) {
     let frame = entry.frame;
     if frame == Outgoing::UNUSED {
         return;
@@ -257,7 +257,7 @@ fn send(heap: &HeapRecord, entry: &mut Outgoing) {
 
 /// Adds `delta` (wrapping) to the published count of waiting slots.
 #[inline(always)]
-fn publish(heap: &HeapRecord, delta: u32) {
+fn publish(heap: OwnedHeap, delta: u32) {
     let slots = &heap.outbox_slots;
     slots.store(
         slots.load(Ordering::Relaxed).wrapping_add(delta),

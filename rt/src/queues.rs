@@ -4,8 +4,6 @@
 //! the pool. Everything here is given the heap it works on; which heap is
 //! this thread's is `heap.rs`'s business.
 
-use core::ptr;
-
 use crate::class;
 use crate::fatal::check;
 use crate::link::{self, tail_of, write_link};
@@ -15,8 +13,8 @@ use crate::region::{self, frame_base};
 use crate::remote::{self, Pushed, Take};
 use crate::sync::{window, Ordering};
 use crate::types::{
-    link_to, linked_frame, HeapLocal, HeapRecord, OwnerWord, Reservation, Span, Tally, NIL,
-    QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+    link_to, linked_frame, HeapLocal, HeapRecord, OwnedHeap, OwnerWord, Reservation, Span, Tally,
+    NIL, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
 };
 
 // ---- class queues ----
@@ -150,14 +148,14 @@ pub(crate) fn collect(frame: u32, span: &Span) {
 /// Takes every span that remote frees put in the mailbox off the full
 /// queue, collecting what was freed. Owner only.
 #[inline]
-pub(crate) fn drain_mailbox(heap: &HeapRecord, local: &mut HeapLocal) {
+pub(crate) fn drain_mailbox(heap: OwnedHeap, local: &mut HeapLocal) {
     if !heap.mailbox.is_empty() {
         drain_mailbox_slow(heap, local);
     }
 }
 
 #[cold]
-fn drain_mailbox_slow(heap: &HeapRecord, local: &mut HeapLocal) {
+fn drain_mailbox_slow(heap: OwnedHeap, local: &mut HeapLocal) {
     let mut top = heap.mailbox.take_all();
     window();
     while let Some(frame) = linked_frame(top) {
@@ -268,7 +266,7 @@ pub(crate) unsafe fn release(frame: u32, span: &Span) {
 /// become empty. Owner only.
 #[cold]
 #[inline(never)]
-pub(crate) fn after_local_free(heap: &HeapRecord, frame: u32, span: &Span) {
+pub(crate) fn after_local_free(heap: OwnedHeap, frame: u32, span: &Span) {
     // SAFETY: this thread owns the heap (the span's owner is its record) and
     // the caller holds no reference to its state.
     let local = unsafe { heap.local() };
@@ -301,13 +299,13 @@ pub(crate) fn after_remote_push(pushed: Pushed, frame: u32, span: &Span) {
 
 /// Gives back every run's unused slots, leaving the runs empty. Owner only,
 /// with no scope open (a run is only read while one is).
-pub(crate) fn give_back_runs(heap: &HeapRecord) {
+pub(crate) fn give_back_runs(heap: OwnedHeap) {
     for run in &heap.runs {
         let frame = run.frame.load(Ordering::Relaxed);
         if let Some(unused) = run.take_unused(frame_base(frame)) {
             // SAFETY: the run's slots were reserved by this heap, linked as
             // reserved, and never handed out.
-            unsafe { give_back(ptr::from_ref(heap).cast_mut(), unused, Tally::Run) };
+            unsafe { give_back(heap.as_ptr(), unused, Tally::Run) };
         }
     }
 }
@@ -325,9 +323,9 @@ pub(crate) unsafe fn give_back(heap: *mut HeapRecord, unused: Reservation, tally
     let size = span.slot_size.load(Ordering::Relaxed);
     count_given_back(heap, unused.len, tally);
     if span.owner().heap() == heap {
-        // SAFETY: the span's owner is this thread's heap (never the no-heap
-        // marker); records are never freed.
-        let heap = unsafe { &*heap };
+        // SAFETY: the span's owner is `heap`, this thread's heap (the
+        // caller's contract; never the no-heap marker, which owns nothing).
+        let heap = unsafe { OwnedHeap::new(&*heap) };
         // SAFETY: forwarded contract; this thread owns the span.
         unsafe { give_back_local(frame, span, unused, size) };
         let Some(used) = span.used().checked_sub(unused.len) else {

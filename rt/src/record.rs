@@ -13,7 +13,7 @@ use crate::locks;
 use crate::pool;
 use crate::region::{self, frame_base};
 use crate::sync::Ordering;
-use crate::types::{Counters, HeapRecord, Tally, NO_HEAP};
+use crate::types::{Counters, HeapRecord, OwnedHeap, Tally, NO_HEAP};
 
 /// Counters of give-backs from threads that have no heap (a batch ended on
 /// a thread that never refilled, or after its heap retired): what their
@@ -122,7 +122,7 @@ pub(crate) fn counter_totals() -> [u64; 4] {
 /// Counts a refill of `slots` slots for `tally` on this thread's heap (a
 /// lone slot is not a refill). Every slot counts as handed out until given
 /// back.
-pub(crate) fn count_reserve(heap: &HeapRecord, slots: u32, tally: Tally) {
+pub(crate) fn count_reserve(heap: OwnedHeap, slots: u32, tally: Tally) {
     if tally != Tally::Lone {
         Counters::add(&heap.counters.reserve_calls, 1);
     }

@@ -15,7 +15,7 @@ use crate::region::{self, frame_base};
 use crate::remote;
 use crate::sync::Ordering;
 use crate::types::{
-    linked_frame, HeapLocal, HeapRecord, Reservation, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL,
+    linked_frame, HeapLocal, OwnedHeap, Reservation, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL,
     QUEUE_FULL,
 };
 
@@ -57,7 +57,7 @@ fn exact_refills() -> bool {
 /// has it (so a scope's refill on the allocator path never makes one).
 #[inline]
 pub(crate) fn reserve(
-    heap: &HeapRecord,
+    heap: OwnedHeap,
     class: u8,
     want: u32,
     known: bool,
@@ -76,7 +76,7 @@ pub(crate) fn reserve(
 /// span's freed slots on lists that later refills walk). Counted as a
 /// batched box, not as a refill. `None` when there is no memory.
 #[inline]
-pub(crate) fn reserve_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
+pub(crate) fn reserve_one(heap: OwnedHeap, class: u8) -> Option<NonNull<u8>> {
     if let Some(slot) = take_one(heap, class) {
         return Some(slot);
     }
@@ -97,7 +97,7 @@ pub(crate) fn reserve_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
 /// chain in the outbox, no remote frees on the span): where the fast paths
 /// serve from. `None` otherwise, for `reserve_slow`.
 #[inline(always)]
-fn quiet_head_span(heap: &HeapRecord, class: u8) -> Option<(u32, &'static Span)> {
+fn quiet_head_span(heap: OwnedHeap, class: u8) -> Option<(u32, &'static Span)> {
     if !heap.mailbox.is_empty() || heap.outbox_slots.load(Ordering::Relaxed) != 0 {
         return None;
     }
@@ -116,7 +116,7 @@ fn quiet_head_span(heap: &HeapRecord, class: u8) -> Option<(u32, &'static Span)>
 /// frees waiting and a recycled slot (popped) or a fresh one (bumped).
 /// `None` for anything else, left to a refill of one.
 #[inline(always)]
-fn take_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
+fn take_one(heap: OwnedHeap, class: u8) -> Option<NonNull<u8>> {
     let (frame, span) = quiet_head_span(heap, class)?;
     // SAFETY: this thread owns the span; no other local reference is live.
     let sl = unsafe { span.local() };
@@ -149,7 +149,7 @@ fn take_one(heap: &HeapRecord, class: u8) -> Option<NonNull<u8>> {
 /// (more than twice the request, so neither policy would take more). `None`
 /// for anything else.
 #[inline(always)]
-fn reserve_fresh_run(heap: &HeapRecord, class: u8, want: u32, tally: Tally) -> Option<Reservation> {
+fn reserve_fresh_run(heap: OwnedHeap, class: u8, want: u32, tally: Tally) -> Option<Reservation> {
     let (frame, span) = quiet_head_span(heap, class)?;
     // SAFETY: this thread owns the span; no other local reference is live.
     let sl = unsafe { span.local() };
@@ -179,7 +179,7 @@ fn reserve_fresh_run(heap: &HeapRecord, class: u8, want: u32, tally: Tally) -> O
 /// slots, a span running out, a new span; and the outbox's chains go out.
 #[inline(never)]
 fn reserve_slow(
-    heap: &HeapRecord,
+    heap: OwnedHeap,
     class: u8,
     want: u32,
     known: bool,
@@ -315,11 +315,11 @@ fn park_full(local: &mut HeapLocal, frame: u32, span: &Span) {
 }
 
 /// Assigns an empty frame to this heap as a span of `class`.
-fn new_span(heap: &HeapRecord, local: &mut HeapLocal, class: u8) -> Option<u32> {
+fn new_span(heap: OwnedHeap, local: &mut HeapLocal, class: u8) -> Option<u32> {
     let frame = pool::acquire_frame()?;
     let span = region::span(frame);
     let shape = class::shape(class);
-    let owner = heap as *const HeapRecord as *mut HeapRecord;
+    let owner = heap.as_ptr();
     // SAFETY: a frame just taken from the region is held by this thread alone.
     unsafe { span.assign(owner, class, shape.size, shape.slots, link::new_key()) };
     // SAFETY: this thread owns the new span, which is on no queue.
@@ -335,7 +335,7 @@ mod tests {
     use crate::queues::give_back;
 
     /// This thread's heap, made if need be.
-    fn heap() -> &'static HeapRecord {
+    fn heap() -> OwnedHeap {
         crate::thread::current_or_init().expect("a heap")
     }
     use crate::region::locate;

@@ -22,7 +22,7 @@ use crate::link::{self, read_link};
 use crate::region::{self, frame_base};
 use crate::reserve::reserve;
 use crate::sync::Ordering;
-use crate::types::{class_index, Counters, HeapRecord, Run, Tally, CLASS_BY_WORDS};
+use crate::types::{class_index, Counters, HeapRecord, OwnedHeap, Run, Tally, CLASS_BY_WORDS};
 
 /// The fast path of a capturing scope's allocation: a bump from the run of
 /// `layout`'s class, for the sizes and alignments of everyday types.
@@ -37,9 +37,8 @@ pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull
     if layout.size() > MAX_SMALL_SIZE || layout.align() > 16 {
         return None;
     }
-    // SAFETY: an open scope's state names this thread's heap record, and
-    // records are never freed.
-    let heap = unsafe { &*state.heap() };
+    // SAFETY: an open scope's state, read on this thread.
+    let heap = unsafe { state.owned_heap() };
     // Always in the table (the tests check it), so `?` never returns; a
     // lookup that cannot panic keeps the allocator path free of panics.
     let class = *heap
@@ -104,9 +103,8 @@ pub(crate) fn class_of_layout(layout: Layout) -> u8 {
 /// `class` is [`NO_CLASS`] or the runtime cannot reserve one.
 #[inline(always)]
 pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>> {
-    // SAFETY: an open scope's state names this thread's heap record, and
-    // records are never freed.
-    let heap = unsafe { &*state.heap() };
+    // SAFETY: an open scope's state, read on this thread.
+    let heap = unsafe { state.owned_heap() };
     let run = heap.runs.get(class as usize)?;
     match take(run) {
         Some(slot) => Some(slot),
@@ -118,7 +116,7 @@ pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>
 /// none can be had).
 #[cold]
 #[inline(never)]
-fn next_slot(heap: &HeapRecord, run: &Run, class: u8) -> Option<NonNull<u8>> {
+fn next_slot(heap: OwnedHeap, run: &Run, class: u8) -> Option<NonNull<u8>> {
     if !refill(heap, run, class) {
         return None;
     }
@@ -147,7 +145,7 @@ fn pop_recycled(run: &Run) -> *mut u8 {
 
 /// Reserves the run's next slots, which must all have been handed out.
 /// False when the runtime has none to give (no region, no memory).
-fn refill(heap: &HeapRecord, run: &Run, class: u8) -> bool {
+fn refill(heap: OwnedHeap, run: &Run, class: u8) -> bool {
     let span_slots = class::shape(class).slots;
     let want = match run.want.load(Ordering::Relaxed) {
         0 => FIRST_REFILL as u32,
@@ -179,9 +177,8 @@ fn refill(heap: &HeapRecord, run: &Run, class: u8) -> bool {
 
 /// Counts a large block served by the open scope `state`, on its heap.
 pub(crate) fn count_large_block(state: ScopeState) {
-    // SAFETY: an open scope's state names this thread's heap record, and
-    // records are never freed.
-    let heap = unsafe { &*state.heap() };
+    // SAFETY: an open scope's state, read on this thread.
+    let heap = unsafe { state.owned_heap() };
     Counters::add(&heap.counters.large_blocks, 1);
 }
 

@@ -47,10 +47,8 @@ pub struct Stats {
 
 /// Gathers a [`Stats`] snapshot.
 pub fn stats() -> Stats {
-    let heap = heap::current();
-    if heap != NO_HEAP {
-        // SAFETY: this thread's heap; records are never freed.
-        outbox::send_all(unsafe { &*heap });
+    if let Some(heap) = heap::current_owned() {
+        outbox::send_all(heap);
     }
     let [batched_boxes, reserve_calls, run_slots, large_blocks] = counter_totals();
     let mut out_of_spans: u64 = 0;

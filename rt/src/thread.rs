@@ -28,7 +28,8 @@ use core::sync::atomic::AtomicUsize;
 use crate::class::NUM_CLASSES;
 use crate::fatal::check;
 use crate::heap::{
-    current, has_retired, mark_retired, scope_state, set_current, set_scope_state, ScopeState,
+    current, current_owned, has_retired, mark_retired, scope_state, set_current, set_scope_state,
+    ScopeState,
 };
 use crate::os;
 use crate::outbox;
@@ -38,15 +39,13 @@ use crate::record::claim_record;
 use crate::region;
 use crate::remote;
 use crate::sync::{window, Ordering, RunOnce};
-use crate::types::{linked_frame, ClassQueues, HeapRecord, OwnerWord, Span, NO_HEAP, QUEUE_NONE};
+use crate::types::{linked_frame, ClassQueues, OwnedHeap, OwnerWord, Span, NO_HEAP, QUEUE_NONE};
 
 /// This thread's heap, made on first use. `None` once the thread is exiting
 /// or when the region cannot be reserved.
-pub(crate) fn current_or_init() -> Option<&'static HeapRecord> {
-    let heap = current();
-    if heap != NO_HEAP {
-        // SAFETY: records are never freed.
-        return Some(unsafe { &*heap });
+pub(crate) fn current_or_init() -> Option<OwnedHeap> {
+    if let Some(heap) = current_owned() {
+        return Some(heap);
     }
     init_current()
 }
@@ -55,12 +54,12 @@ pub(crate) fn current_or_init() -> Option<&'static HeapRecord> {
 /// another thread's slot; the callers have found it has none): safe there,
 /// since making one allocates nothing through the global allocator and
 /// cannot unwind. `None` once the thread's heap has retired.
-pub(crate) fn init_in_dealloc() -> Option<&'static HeapRecord> {
+pub(crate) fn init_in_dealloc() -> Option<OwnedHeap> {
     init_current()
 }
 
 #[cold]
-fn init_current() -> Option<&'static HeapRecord> {
+fn init_current() -> Option<OwnedHeap> {
     if has_retired() || !region::ensure_ready() {
         return None;
     }
@@ -79,12 +78,13 @@ fn init_current() -> Option<&'static HeapRecord> {
     let record = claim_record()?;
     // `try_with`, not `set`: this runs inside `dealloc` too (a thread's
     // first free of another thread's slot), where a panic must not start.
-    let heap = record as *const HeapRecord as *mut HeapRecord;
-    if !set_current(heap) {
+    // SAFETY: this thread just claimed the record for its heap.
+    let heap = unsafe { OwnedHeap::new(record) };
+    if !set_current(heap.as_ptr()) {
         record.hand_back();
         return None;
     }
-    Some(record)
+    Some(heap)
 }
 
 // ---- trim ----
@@ -111,12 +111,9 @@ pub fn trim() {
 /// spans (a span that holds a run's slots is not empty). Nothing when the
 /// thread has no heap.
 pub(crate) fn trim_current() {
-    let heap = current();
-    if heap == NO_HEAP {
+    let Some(record) = current_owned() else {
         return;
-    }
-    // SAFETY: records are never freed, and this one is this thread's.
-    let record = unsafe { &*heap };
+    };
     outbox::send_all(record);
     if !scope_state().is_open() {
         give_back_runs(record);
@@ -165,15 +162,13 @@ unsafe extern "C" fn retire_at_exit(_armed: *mut c_void) {
 }
 
 fn retire_current() {
-    let heap = current();
+    let heap = current_owned();
     mark_retired();
     set_scope_state(ScopeState::disabled());
-    if heap == NO_HEAP {
+    // Nothing else of this thread touches the heap while it retires.
+    let Some(record) = heap else {
         return;
-    }
-    // SAFETY: records are never freed; this thread owns it and nothing else
-    // of this thread touches it while the guard runs.
-    let record = unsafe { &*heap };
+    };
     outbox::send_all(record);
     give_back_runs(record);
     // SAFETY: as above.

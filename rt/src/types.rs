@@ -15,6 +15,7 @@
 //! instead (see `remote.rs`), and `used` is no longer read.
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 #[cfg(not(loom))]
 use core::mem::offset_of;
 use core::ptr;
@@ -611,8 +612,64 @@ pub(crate) struct HeapRecord {
 }
 
 // SAFETY: shared fields are atomics; `local` is touched only by the thread
-// that claimed the record (handed over by `in_use`'s release and acquire).
+// that claimed the record (handed over by `in_use`'s release and acquire),
+// through its `OwnedHeap`.
 unsafe impl Sync for HeapRecord {}
+
+/// This thread's own heap: the handle every owner-only operation takes, so
+/// that the compiler, not a comment, keeps them off the paths that run on
+/// other threads (a remote free, `stats()`). Made only where the thread's
+/// heap is obtained (`thread.rs` makes or finds it; `heap::current_owned`
+/// and an open scope's state give it back), and neither `Send` nor `Sync`,
+/// so it never reaches another thread. A copy is one pointer; it reads as
+/// the [`HeapRecord`] it names.
+#[derive(Clone, Copy)]
+pub(crate) struct OwnedHeap {
+    record: &'static HeapRecord,
+    _this_thread_only: PhantomData<*mut ()>,
+}
+
+impl OwnedHeap {
+    /// The handle of `record`.
+    ///
+    /// # Safety
+    /// - `record` is the record this thread claimed for its heap, which has
+    ///   not retired.
+    #[inline(always)]
+    pub(crate) unsafe fn new(record: &'static HeapRecord) -> OwnedHeap {
+        OwnedHeap {
+            record,
+            _this_thread_only: PhantomData,
+        }
+    }
+
+    /// The record's address, as thread-locals and owner words hold it.
+    #[inline(always)]
+    pub(crate) fn as_ptr(self) -> *mut HeapRecord {
+        ptr::from_ref(self.record).cast_mut()
+    }
+
+    /// The owner-only state: the class queues and the outbox.
+    ///
+    /// # Safety
+    /// - No other reference returned by this method is live.
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    pub(crate) unsafe fn local(self) -> &'static mut HeapLocal {
+        // SAFETY: this thread owns the record (the handle's invariant), and
+        // exclusive access is the caller's contract.
+        unsafe { &mut *self.record.local.get() }
+    }
+}
+
+impl core::ops::Deref for OwnedHeap {
+    type Target = HeapRecord;
+
+    #[inline(always)]
+    fn deref(&self) -> &HeapRecord {
+        self.record
+    }
+}
 
 impl HeapRecord {
     /// A record with empty queues and counters.
@@ -631,18 +688,6 @@ impl HeapRecord {
                 outbox: [Outgoing::EMPTY; OUTBOX_SPANS],
             }),
         }
-    }
-
-    /// The owner-only state.
-    ///
-    /// # Safety
-    /// - The caller is the thread that claimed this record.
-    /// - No other reference returned by this method is live.
-    #[allow(clippy::mut_from_ref)]
-    #[inline(always)]
-    pub(crate) unsafe fn local(&self) -> &mut HeapLocal {
-        // SAFETY: exclusive access is the caller's contract.
-        unsafe { &mut *self.local.get() }
     }
 
     /// Hands the record back for the next thread that starts a heap.
