@@ -21,7 +21,10 @@
 //! - **heap**: per-thread owner state: queues of spans by class, a mailbox,
 //!   counters.
 //! - **owner thread**: the thread whose heap holds a span; it frees into the
-//!   span's own free list with no atomic instruction.
+//!   span's own free list with no atomic instruction. Owner-only code takes
+//!   an `OwnedHeap` (`types.rs`), a handle of the thread's own heap that is
+//!   neither `Send` nor `Sync` and is made only where the thread finds or
+//!   makes its heap, so a path that runs on another thread cannot call it.
 //! - **remote free**: a free on any other thread. The freeing thread chains
 //!   its frees per span in its **outbox** and pushes each chain onto the
 //!   span's remote list with one compare-and-swap (a thread that has no
