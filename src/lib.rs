@@ -446,6 +446,36 @@ pub mod __private {
         open_around(site, body)
     }
 
+    /// What `#[batch_alloc]` puts first in a method of an annotated `impl`
+    /// block: whether the method must open the scope (none is open), in
+    /// which case it calls itself again through [`open_and_reenter`], now
+    /// inside the scope, and returns what that returns. Inside an open scope
+    /// (the common case) that is a thread-local read and a test, and the
+    /// body runs as written, with no closure around it, so that it compiles
+    /// as it would without the attribute. With the `report` feature every
+    /// first call goes through [`open_and_reenter`], which counts at the
+    /// method's site, and the call it makes runs the body.
+    #[inline(always)]
+    pub fn function_must_open() -> bool {
+        if cfg!(feature = "report") {
+            return !crate::report::take_reentry();
+        }
+        !batch_alloc_rt::__private::scope_would_join()
+    }
+
+    /// The slow path of [`function_must_open`]: opens this thread's scope
+    /// (or finds that none can open here) around `call`, the method calling
+    /// itself with its arguments, closed when it returns or unwinds.
+    #[cold]
+    #[inline(never)]
+    pub fn open_and_reenter<R, F: FnOnce() -> R>(site: &'static Site, call: F) -> R {
+        let mut scope = Scope::new();
+        enter_at(site, &mut scope);
+        #[cfg(feature = "report")]
+        crate::report::mark_reentry();
+        call()
+    }
+
     /// The slow path of [`function_scope`]: opens this thread's scope (or
     /// finds that none can open here) around `body`, closed when it returns
     /// or unwinds.

@@ -61,8 +61,10 @@ pub(crate) enum Outcome {
 #[cfg(feature = "report")]
 pub use on::Site;
 #[cfg(feature = "report")]
-pub(crate) use on::{served_on_this_thread, site_at};
+pub(crate) use on::{mark_reentry, served_on_this_thread, site_at, take_reentry};
 
+#[cfg(not(feature = "report"))]
+pub(crate) use off::take_reentry;
 #[cfg(not(feature = "report"))]
 pub use off::Site;
 
@@ -109,6 +111,12 @@ mod off {
         pub(crate) fn count(&'static self, outcome: Outcome) {
             let _ = outcome;
         }
+    }
+
+    /// Without the report, a method never re-enters through it.
+    #[inline(always)]
+    pub(crate) fn take_reentry() -> bool {
+        false
     }
 }
 
@@ -218,6 +226,22 @@ mod on {
                     )))
                 })
         })
+    }
+
+    std::thread_local! {
+        /// A method of an annotated `impl` is calling itself again inside
+        /// the scope it opened (see `__private::open_and_reenter`).
+        static REENTRY: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+    }
+
+    /// The next `function_must_open` on this thread is the re-entered call.
+    pub(crate) fn mark_reentry() {
+        REENTRY.with(|reentry| reentry.set(true));
+    }
+
+    /// Whether this call is the re-entered one (and it no longer is).
+    pub(crate) fn take_reentry() -> bool {
+        REENTRY.with(|reentry| reentry.replace(false))
     }
 
     /// Allocations this thread's scopes have served so far.

@@ -5,6 +5,7 @@ use quote::{quote_spanned, ToTokens};
 use syn::{Attribute, Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt, TraitItemFn};
 
 use crate::args::{Args, Mode};
+use crate::scoped::Owner;
 use crate::shared::Names;
 use crate::{boxes, scoped};
 use syn::spanned::Spanned;
@@ -27,6 +28,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                 &function.sig,
                 &function.attrs,
                 &mut function.block,
+                None,
             );
             if let (Some(why), false) = (nothing, args.quiet) {
                 let subject = format!("`{}`", function.sig.ident);
@@ -37,9 +39,17 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
         Item::Impl(block) => {
             let mut rewrote = false;
             let mut why = None;
+            // How a method names itself: a trait's method through the trait,
+            // so that an inherent method of the same name is not the one
+            // called.
+            let owner = match &block.trait_ {
+                Some((path, _)) => Owner::Trait(path.clone()),
+                None => Owner::Inherent,
+            };
             for member in &mut block.items {
                 if let ImplItem::Fn(method) = member {
-                    match rewrite_fn(args.mode, &method.sig, &method.attrs, &mut method.block) {
+                    let (sig, attrs) = (&method.sig, &method.attrs);
+                    match rewrite_fn(args.mode, sig, attrs, &mut method.block, Some(&owner)) {
                         None => rewrote = true,
                         Some(reason) => why = why.or(Some(reason)),
                     }
@@ -87,6 +97,7 @@ fn rewrite_fn(
     sig: &Signature,
     attrs: &[Attribute],
     body: &mut Block,
+    owner: Option<&Owner>,
 ) -> Option<String> {
     if sig.constness.is_some() {
         // A `const fn` cannot call `Box::new`: nothing to batch.
@@ -94,7 +105,7 @@ fn rewrite_fn(
     }
     let mut names = Names::default();
     match mode {
-        Mode::Scoped => match scoped::rewrite_fn(sig, attrs, body, &mut names) {
+        Mode::Scoped => match scoped::rewrite_fn(sig, attrs, body, &mut names, owner) {
             true => None,
             false => Some(format!("its body is {LEAF}")),
         },

@@ -106,6 +106,14 @@ use proc_macro::TokenStream;
 ///   coercions mean what they did. Where the return type cannot be named
 ///   (`impl Trait`, `!`), and in `unsafe` and `#[track_caller]` functions,
 ///   the body starts with a **scope guard** instead, with the same scope.
+/// - A **method of an annotated `impl` block** keeps its body as written:
+///   its first line opens the scope, where none is open, and calls the
+///   method again inside it (`Self::name(self, ..)`, or
+///   `<Self as Trait>::name(..)` in a trait impl). Where that call cannot
+///   be written (a pattern parameter; a generic method with an `impl Trait`
+///   parameter; in a trait impl, a generic method or a parameter type with
+///   a lifetime, which the trait may name more narrowly), the body runs as
+///   a closure, as above.
 /// - A **leaf** function is left as written: one with no loop, no call of a
 ///   function by path (`f(x)`, `Vec::new()`, `serde_json::from_str(s)`)
 ///   and no macro call other than the standard formatting and assertion

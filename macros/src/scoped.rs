@@ -15,6 +15,12 @@
 //! loops, iterator adapters and the closures they call, recursion, a single
 //! call into a library (`serde_json::from_str`).
 //!
+//! A method of an annotated `impl` block needs no closure: it can name
+//! itself, so its first line opens the scope where none is open and calls
+//! the method again inside it, with its own arguments (see [`reentry`]),
+//! and the body stays as written: the compiler sees the method as the user
+//! wrote it, and backtraces and profiles name it rather than a closure.
+//!
 //! A leaf is left as written (see [`is_leaf`]): a function made of method
 //! calls, field accesses and operators, as accessors are, runs inside its
 //! caller's scope, and a guard would cost more than its body.
@@ -42,14 +48,14 @@
 
 use std::mem;
 
-use proc_macro2::{Ident, Span};
-use quote::quote_spanned;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::{self, VisitMut};
 use syn::{
-    Attribute, Block, Expr, ExprAsync, ExprCall, ExprClosure, ExprPath, ReturnType, Signature,
-    Stmt, Type,
+    Attribute, Block, Expr, ExprAsync, ExprCall, ExprClosure, ExprPath, FnArg, GenericParam, Pat,
+    ReturnType, Signature, Stmt, Type,
 };
 
 use crate::shared::box_new::is_box_new;
@@ -63,6 +69,7 @@ pub(crate) fn rewrite_fn(
     attrs: &[Attribute],
     body: &mut Block,
     names: &mut Names,
+    owner: Option<&Owner>,
 ) -> bool {
     if sig.asyncness.is_none() && is_leaf(body) {
         return false;
@@ -83,6 +90,21 @@ pub(crate) fn rewrite_fn(
             }),
             None,
         )];
+    } else if let Some(reenter) = owner.and_then(|owner| reentry(sig, attrs, owner)) {
+        let at = named_site("Function", &sig.ident.to_string(), sig.ident.span());
+        let must_open = private_path("function_must_open");
+        let open = private_path("open_and_reenter");
+        body.stmts.insert(
+            0,
+            Stmt::Expr(
+                Expr::Verbatim(quote_spanned! {span=>
+                    if #must_open() {
+                        return #open(#at, move || #reenter);
+                    }
+                }),
+                None,
+            ),
+        );
     } else if let Some(output) = closure_output(sig, attrs) {
         let at = named_site("Function", &sig.ident.to_string(), sig.ident.span());
         let stmts = mem::take(&mut body.stmts);
@@ -99,6 +121,119 @@ pub(crate) fn rewrite_fn(
         body.stmts.insert(0, guard_declaration(&guard, at));
     }
     true
+}
+
+/// Input:  a method of an `impl` block, called as `owner::name` (`Self`, or
+///         `<Self as Trait>` in a trait impl)
+/// Output: the method calling itself with its own arguments,
+///         `owner::name::<T, N>(self, a, b)`, if it can be written: the
+///         function's scope opens around that call, and the body stays as
+///         written (see [`rewrite_fn`]).
+///
+/// `None`, for the closure instead, where the call could not be written
+/// or would not be the same function: a parameter that is a pattern rather
+/// than a name, a generic function with an `impl Trait` parameter (no
+/// turbofish allowed), an `impl Trait` return (the call's opaque type would
+/// be its own), and the cases [`closure_output`] leaves out. In a trait
+/// impl the call goes through the trait's signature, which the method may
+/// generalise (a bound the trait requires and the method leaves out, a
+/// `&str` where the trait says `&'static str`): there, a method with
+/// generic parameters or a lifetime in a parameter's type keeps the
+/// closure too.
+fn reentry(sig: &Signature, attrs: &[Attribute], owner: &Owner) -> Option<TokenStream> {
+    closure_output(sig, attrs)?;
+    if sig.variadic.is_some() {
+        return None;
+    }
+    let through_trait = matches!(owner, Owner::Trait(_));
+    let mut args = Vec::new();
+    let mut impl_trait_param = false;
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(receiver) => args.push(receiver.self_token.to_token_stream()),
+            FnArg::Typed(typed) => {
+                let Pat::Ident(name) = &*typed.pat else {
+                    return None;
+                };
+                if name.by_ref.is_some() || name.subpat.is_some() {
+                    return None;
+                }
+                let found = ParamType::of(&typed.ty);
+                if through_trait && found.lifetime {
+                    return None;
+                }
+                impl_trait_param |= found.impl_trait;
+                args.push(name.ident.to_token_stream());
+            }
+        }
+    }
+    let generics: Vec<TokenStream> = sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            GenericParam::Type(ty) => Some(ty.ident.to_token_stream()),
+            GenericParam::Const(c) => Some(c.ident.to_token_stream()),
+            GenericParam::Lifetime(_) => None,
+        })
+        .collect();
+    if (impl_trait_param || through_trait) && !generics.is_empty() {
+        return None;
+    }
+    let name = &sig.ident;
+    let turbofish = match generics.is_empty() {
+        true => TokenStream::new(),
+        false => quote::quote!(::<#(#generics),*>),
+    };
+    let owner = match owner {
+        Owner::Inherent => quote::quote!(Self),
+        Owner::Trait(path) => quote::quote!(<Self as #path>),
+    };
+    Some(quote::quote!(#owner::#name #turbofish(#(#args),*)))
+}
+
+/// The `impl` block a method is in: how it names itself.
+pub(crate) enum Owner {
+    /// `impl Type`: `Self::name`.
+    Inherent,
+    /// `impl Trait for Type`: `<Self as Trait>::name`, so that an inherent
+    /// method of the same name is not the one called.
+    Trait(syn::Path),
+}
+
+/// What a parameter's type holds that decides whether a method can call
+/// itself.
+#[derive(Default)]
+struct ParamType {
+    /// An `impl Trait`: no turbofish may name the method's generics.
+    impl_trait: bool,
+    /// A reference or a lifetime, which a trait's signature may name more
+    /// narrowly than the method.
+    lifetime: bool,
+}
+
+impl ParamType {
+    fn of(ty: &Type) -> ParamType {
+        let mut found = ParamType::default();
+        found.visit_type(ty);
+        found
+    }
+}
+
+impl<'ast> Visit<'ast> for ParamType {
+    fn visit_type_impl_trait(&mut self, ty: &'ast syn::TypeImplTrait) {
+        self.impl_trait = true;
+        syn::visit::visit_type_impl_trait(self, ty);
+    }
+
+    fn visit_type_reference(&mut self, ty: &'ast syn::TypeReference) {
+        self.lifetime = true;
+        syn::visit::visit_type_reference(self, ty);
+    }
+
+    fn visit_lifetime(&mut self, _: &'ast syn::Lifetime) {
+        self.lifetime = true;
+    }
 }
 
 /// The function's return type, to name as the closure's, if the body may

@@ -37,6 +37,7 @@ mod macro_common;
 #[path = "../../rt/tests/common/serial.rs"]
 mod serial;
 
+mod impl_methods;
 mod macro_boxes;
 mod macro_expanded;
 mod macro_scoped;
