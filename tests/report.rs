@@ -118,3 +118,43 @@ fn without_the_feature_the_report_says_how_to_turn_it_on() {
     assert!(text.contains("off"), "{text}");
     assert!(text.contains("features = [\"report\"]"), "{text}");
 }
+
+struct Filler;
+
+#[batch_alloc]
+impl Filler {
+    fn fill(&self, n: u64) -> Vec<Box<u64>> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            out.push(Box::new(i));
+        }
+        out
+    }
+
+    fn fill_twice(&self, n: u64) -> usize {
+        let mut total = 0;
+        for _ in 0..2 {
+            total += self.fill(n).len();
+        }
+        total
+    }
+}
+
+/// A method of an annotated `impl` opens the scope by calling itself inside
+/// it: each call still counts once, as opened or as joined.
+#[cfg(feature = "report")]
+#[test]
+fn a_method_counts_each_call_once() {
+    drop(Filler.fill(3));
+    assert_eq!(Filler.fill_twice(2), 4);
+    let table = report();
+    let fill = line_for(&table, 126);
+    assert!(
+        fill.contains("1 opened a scope") && fill.contains("2 joined one"),
+        "{table}"
+    );
+    assert!(
+        line_for(&table, 134).contains("1 opened a scope"),
+        "{table}"
+    );
+}
