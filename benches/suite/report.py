@@ -12,11 +12,16 @@ charts; suite.py provides it.
 """
 import argparse
 import json
-import math
 import os
 import shutil
 import statistics
 import sys
+
+try:
+    from scipy.stats import mannwhitneyu
+except ImportError:
+    sys.exit("benches/suite/report.py needs scipy: `apt install python3-scipy` "
+             "(Debian, for /usr/bin/python3) or `pip install scipy`")
 
 STRATEGIES = [
     ("batch-glibc", "#[batch_alloc], BatchAlloc<System>"),
@@ -137,36 +142,11 @@ def spread(values):
 
 
 def mann_whitney_p(a, b):
-    """Two-sided exact p-value of the Mann-Whitney U test (ties count half),
-    as benchstat reports."""
-    m, n = len(a), len(b)
-    if m == 0 or n == 0:
+    """Two-sided p-value of the Mann-Whitney U test, as benchstat reports it
+    (exact for the few rounds a run has, when no value is tied)."""
+    if not a or not b:
         return 1.0
-    u = sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in a for y in b)
-    # freq[i][j] = distribution of U for samples of i and j.
-    memo = {}
-
-    def dist(i, j):
-        if (i, j) in memo:
-            return memo[(i, j)]
-        if i == 0 or j == 0:
-            d = [1]
-        else:
-            d1 = dist(i - 1, j)  # the largest value is from sample 1: U grows by j
-            d2 = dist(i, j - 1)
-            d = [0] * (i * j + 1)
-            for k, c in enumerate(d1):
-                d[k + j] += c
-            for k, c in enumerate(d2):
-                d[k] += c
-        memo[(i, j)] = d
-        return d
-
-    d = dist(m, n)
-    total = sum(d)
-    low = min(u, m * n - u)
-    tail = sum(c for k, c in enumerate(d) if k <= math.floor(low + 1e-9))
-    return min(1.0, 2 * tail / total)
+    return float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
 
 
 # ----------------------------------------------------------------------------

@@ -6,8 +6,8 @@
 #   benches/suite/run.sh --report-only docs/benchmarks.json   # rewrite the report
 #
 # Needs cargo, python3 and valgrind (instruction counts; skipped with a
-# notice if missing). Installs matplotlib into target/suite/venv if python3
-# lacks it. See benches/suite/suite.py for the options.
+# notice if missing). Installs matplotlib and scipy (the Mann-Whitney
+# test) into target/suite/venv if python3 lacks them. See benches/suite/suite.py for the options.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 exec python3 benches/suite/suite.py "$@"

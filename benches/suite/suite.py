@@ -26,7 +26,7 @@ Builds the five suite bench binaries (one per global allocator), then:
 Everything lands in target/suite/<stamp>/ (target/suite/latest points at
 it); report.py then writes docs/benchmarks.md and docs/img/*.png from the
 results (no other file: the README carries no figures), installing
-matplotlib into target/suite/venv if it is missing.
+matplotlib and scipy into target/suite/venv if they are missing.
 Standard library only.
 """
 import argparse
@@ -389,19 +389,20 @@ def run_dir(kind, mode):
 
 
 def ensure_plot_python():
-    """A python that can import matplotlib, installing it into a venv under
-    target/suite if needed."""
-    probe = [sys.executable, "-c", "import matplotlib"]
-    if subprocess.run(probe, capture_output=True).returncode == 0:
+    """A python that can import what report.py uses (matplotlib for the
+    charts, scipy for the Mann-Whitney test), installing them into a venv
+    under target/suite if needed."""
+    need = "import matplotlib, scipy"
+    if subprocess.run([sys.executable, "-c", need], capture_output=True).returncode == 0:
         return sys.executable
     venv = os.path.join(ROOT, "target", "suite", "venv")
     python = os.path.join(venv, "bin", "python")
     if not os.path.exists(python):
-        log("creating target/suite/venv for matplotlib")
+        log("creating target/suite/venv for matplotlib and scipy")
         run([sys.executable, "-m", "venv", venv])
-    if subprocess.run([python, "-c", "import matplotlib"], capture_output=True).returncode != 0:
-        log("installing matplotlib into target/suite/venv")
-        run([python, "-m", "pip", "install", "--quiet", "matplotlib"])
+    if subprocess.run([python, "-c", need], capture_output=True).returncode != 0:
+        log("installing matplotlib and scipy into target/suite/venv")
+        run([python, "-m", "pip", "install", "--quiet", "matplotlib", "scipy"])
     return python
 
 
