@@ -17,12 +17,6 @@ import shutil
 import statistics
 import sys
 
-try:
-    from scipy.stats import mannwhitneyu
-except ImportError:
-    sys.exit("benches/suite/report.py needs scipy: `apt install python3-scipy` "
-             "(Debian, for /usr/bin/python3) or `pip install scipy`")
-
 STRATEGIES = [
     ("batch-glibc", "#[batch_alloc], BatchAlloc<System>"),
     ("batch-mimalloc", "#[batch_alloc], BatchAlloc<MiMalloc>"),
@@ -146,6 +140,12 @@ def mann_whitney_p(a, b):
     (exact for the few rounds a run has, when no value is tied)."""
     if not a or not b:
         return 1.0
+    try:
+        from scipy.stats import mannwhitneyu
+    except ImportError:
+        sys.exit("benches/suite/report.py needs scipy for its Mann-Whitney test: "
+                 "`pip install scipy`, or `apt install python3-scipy` for /usr/bin/python3 "
+                 "(benches/suite/run.sh installs it into target/suite/venv)")
     return float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
 
 
