@@ -139,15 +139,15 @@ twins! {
 /// The two candidate placements of an inner loop's batch, written out.
 mod placement {
     use super::Record;
-    use batch_alloc::__private::{alloc, RawBatch};
+    use batch_alloc::__private::{box_from_batch, ErasedBatch};
 
     /// The inner loop's batch lives at the inner loop, sized by its trip count.
     pub fn own_loop(outer: usize, inner: usize, out: &mut Vec<Box<Record>>) {
         for i in 0..outer as u64 {
             let iter = 0..inner as u64;
-            let mut batch = RawBatch::with_capacity(iter.size_hint().0);
+            let mut batch = ErasedBatch::with_capacity(iter.size_hint().0);
             for j in iter {
-                out.push(alloc(&mut batch, Box::new, Record::new(i ^ j)));
+                out.push(box_from_batch(&mut batch, Box::new, Record::new(i ^ j)));
             }
         }
     }
@@ -155,10 +155,10 @@ mod placement {
     /// The inner loop's batch lives at the outermost loop, growing
     /// geometrically.
     pub fn outermost(outer: usize, inner: usize, out: &mut Vec<Box<Record>>) {
-        let mut batch = RawBatch::with_capacity(0);
+        let mut batch = ErasedBatch::with_capacity(0);
         for i in 0..outer as u64 {
             for j in 0..inner as u64 {
-                out.push(alloc(&mut batch, Box::new, Record::new(i ^ j)));
+                out.push(box_from_batch(&mut batch, Box::new, Record::new(i ^ j)));
             }
         }
     }

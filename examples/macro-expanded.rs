@@ -77,7 +77,7 @@ mod input {
     /// A `for` loop. Default: a scope guard declared first in the body,
     /// which opens the thread's scope (or joins the one a caller opened)
     /// for the whole call and closes what it opened when the function
-    /// returns; `Box::new` made `boxed_at`, which takes a slot from the
+    /// returns; `Box::new` made `box_in_scope_at`, which takes a slot from the
     /// scope open on the thread (each with a static naming its site, for
     /// the `report` feature). Boxes mode: a batch just outside the loop,
     /// sized by the iterator's `size_hint()`.
@@ -188,7 +188,7 @@ mod expanded {
     /// A `for` loop. Default: a scope guard declared first in the body,
     /// which opens the thread's scope (or joins the one a caller opened)
     /// for the whole call and closes what it opened when the function
-    /// returns; `Box::new` made `boxed_at`, which takes a slot from the
+    /// returns; `Box::new` made `box_in_scope_at`, which takes a slot from the
     /// scope open on the thread (each with a static naming its site, for
     /// the `report` feature). Boxes mode: a batch just outside the loop,
     /// sized by the iterator's `size_hint()`.
@@ -207,7 +207,7 @@ mod expanded {
             move || {
                 let mut out = Vec::with_capacity(lines.len());
                 for line in lines {
-                    out.push(::batch_alloc::__private::boxed_at(
+                    out.push(::batch_alloc::__private::box_in_scope_at(
                         {
                             static __SITE: ::batch_alloc::__private::Site =
                                 ::batch_alloc::__private::Site::new(
@@ -246,7 +246,7 @@ mod expanded {
                 let mut values = 0..n;
                 let mut head = None;
                 while let Some(value) = values.next() {
-                    head = Some(::batch_alloc::__private::boxed_at(
+                    head = Some(::batch_alloc::__private::box_in_scope_at(
                         {
                             static __SITE: ::batch_alloc::__private::Site =
                                 ::batch_alloc::__private::Site::new(
@@ -285,7 +285,7 @@ mod expanded {
             },
             move || {
                 let mut out = vec![];
-                out.push(::batch_alloc::__private::boxed_at(
+                out.push(::batch_alloc::__private::box_in_scope_at(
                     {
                         static __SITE: ::batch_alloc::__private::Site =
                             ::batch_alloc::__private::Site::new(
@@ -301,7 +301,7 @@ mod expanded {
                     Record::new(rows as u64, "grid"),
                 ));
                 for row in 0..rows {
-                    out.push(::batch_alloc::__private::boxed_at(
+                    out.push(::batch_alloc::__private::box_in_scope_at(
                         {
                             static __SITE: ::batch_alloc::__private::Site =
                                 ::batch_alloc::__private::Site::new(
@@ -317,7 +317,7 @@ mod expanded {
                         Record::new(row as u64, "row"),
                     ));
                     for col in 0..cols {
-                        out.push(::batch_alloc::__private::boxed_at(
+                        out.push(::batch_alloc::__private::box_in_scope_at(
                             {
                                 static __SITE: ::batch_alloc::__private::Site =
                                     ::batch_alloc::__private::Site::new(
@@ -362,7 +362,7 @@ mod expanded {
                         break None;
                     }
                     if words[i].len() >= min {
-                        break Some(::batch_alloc::__private::boxed_at(
+                        break Some(::batch_alloc::__private::box_in_scope_at(
                             {
                                 static __SITE: ::batch_alloc::__private::Site =
                                     ::batch_alloc::__private::Site::new(
@@ -383,7 +383,7 @@ mod expanded {
                 let mut lengths = Vec::new();
                 for word in words {
                     let boxed = |n: usize| {
-                        ::batch_alloc::__private::boxed_at(
+                        ::batch_alloc::__private::box_in_scope_at(
                             {
                                 static __SITE: ::batch_alloc::__private::Site =
                                     ::batch_alloc::__private::Site::new(
@@ -445,7 +445,7 @@ mod expanded {
                             &mut __scope0,
                         );
                         for _ in 0..n {
-                            out.push(::batch_alloc::__private::boxed_at(
+                            out.push(::batch_alloc::__private::box_in_scope_at(
                                 {
                                     static __SITE: ::batch_alloc::__private::Site =
                                         ::batch_alloc::__private::Site::new(
@@ -467,7 +467,7 @@ mod expanded {
                 words
                     .iter()
                     .map(|w| {
-                        ::batch_alloc::__private::boxed_at(
+                        ::batch_alloc::__private::box_in_scope_at(
                             {
                                 static __SITE: ::batch_alloc::__private::Site =
                                     ::batch_alloc::__private::Site::new(
@@ -509,7 +509,7 @@ mod expanded {
             async move {
                 let mut sum = 0;
                 for value in values {
-                    sum += *::batch_alloc::__private::boxed_at(
+                    sum += *::batch_alloc::__private::box_in_scope_at(
                         {
                             static __SITE: ::batch_alloc::__private::Site =
                                 ::batch_alloc::__private::Site::new(
@@ -539,7 +539,7 @@ mod expanded_boxes {
     /// A `for` loop. Default: a scope guard declared first in the body,
     /// which opens the thread's scope (or joins the one a caller opened)
     /// for the whole call and closes what it opened when the function
-    /// returns; `Box::new` made `boxed_at`, which takes a slot from the
+    /// returns; `Box::new` made `box_in_scope_at`, which takes a slot from the
     /// scope open on the thread (each with a static naming its site, for
     /// the `report` feature). Boxes mode: a batch just outside the loop,
     /// sized by the iterator's `size_hint()`.
@@ -549,9 +549,9 @@ mod expanded_boxes {
             match ::batch_alloc::__private::IntoIterator::into_iter(lines) {
                 __iter => {
                     let __hint = ::batch_alloc::__private::Iterator::size_hint(&__iter).0;
-                    let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(__hint);
+                    let mut __batch0 = ::batch_alloc::__private::ErasedBatch::with_capacity(__hint);
                     for line in __iter {
-                        out.push(::batch_alloc::__private::alloc_at(
+                        out.push(::batch_alloc::__private::box_from_batch_at(
                             {
                                 static __SITE: ::batch_alloc::__private::Site =
                                     ::batch_alloc::__private::Site::new(
@@ -580,9 +580,9 @@ mod expanded_boxes {
         let mut values = 0..n;
         let mut head = None;
         {
-            let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(0);
+            let mut __batch0 = ::batch_alloc::__private::ErasedBatch::with_capacity(0);
             while let Some(value) = values.next() {
-                head = Some(::batch_alloc::__private::alloc_at(
+                head = Some(::batch_alloc::__private::box_from_batch_at(
                     {
                         static __SITE: ::batch_alloc::__private::Site =
                             ::batch_alloc::__private::Site::new(
@@ -614,10 +614,10 @@ mod expanded_boxes {
             match ::batch_alloc::__private::IntoIterator::into_iter(0..rows) {
                 __iter => {
                     let __hint = ::batch_alloc::__private::Iterator::size_hint(&__iter).0;
-                    let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(__hint);
-                    let mut __batch1 = ::batch_alloc::__private::RawBatch::with_capacity(0);
+                    let mut __batch0 = ::batch_alloc::__private::ErasedBatch::with_capacity(__hint);
+                    let mut __batch1 = ::batch_alloc::__private::ErasedBatch::with_capacity(0);
                     for row in __iter {
-                        out.push(::batch_alloc::__private::alloc_at(
+                        out.push(::batch_alloc::__private::box_from_batch_at(
                             {
                                 static __SITE: ::batch_alloc::__private::Site =
                                     ::batch_alloc::__private::Site::new(
@@ -634,7 +634,7 @@ mod expanded_boxes {
                             Record::new(row as u64, "row"),
                         ));
                         for col in 0..cols {
-                            out.push(::batch_alloc::__private::alloc_at(
+                            out.push(::batch_alloc::__private::box_from_batch_at(
                                 {
                                     static __SITE: ::batch_alloc::__private::Site =
                                         ::batch_alloc::__private::Site::new(
@@ -665,13 +665,13 @@ mod expanded_boxes {
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         let mut i = 0;
         let found = {
-            let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(0);
+            let mut __batch0 = ::batch_alloc::__private::ErasedBatch::with_capacity(0);
             loop {
                 if i == words.len() {
                     break None;
                 }
                 if words[i].len() >= min {
-                    break Some(::batch_alloc::__private::alloc_at(
+                    break Some(::batch_alloc::__private::box_from_batch_at(
                         {
                             static __SITE: ::batch_alloc::__private::Site =
                                 ::batch_alloc::__private::Site::new(
@@ -721,9 +721,9 @@ mod expanded_boxes {
                     __iter => {
                         let __hint = ::batch_alloc::__private::Iterator::size_hint(&__iter).0;
                         let mut __batch0 =
-                            ::batch_alloc::__private::RawBatch::with_capacity(__hint);
+                            ::batch_alloc::__private::ErasedBatch::with_capacity(__hint);
                         for _ in __iter {
-                            out.push(::batch_alloc::__private::alloc_at(
+                            out.push(::batch_alloc::__private::box_from_batch_at(
                                 {
                                     static __SITE: ::batch_alloc::__private::Site =
                                         ::batch_alloc::__private::Site::new(
@@ -763,9 +763,9 @@ mod expanded_boxes {
             match ::batch_alloc::__private::IntoIterator::into_iter(values) {
                 __iter => {
                     let __hint = ::batch_alloc::__private::Iterator::size_hint(&__iter).0;
-                    let mut __batch0 = ::batch_alloc::__private::RawBatch::with_capacity(__hint);
+                    let mut __batch0 = ::batch_alloc::__private::ErasedBatch::with_capacity(__hint);
                     for value in __iter {
-                        sum += *::batch_alloc::__private::alloc_at(
+                        sum += *::batch_alloc::__private::box_from_batch_at(
                             {
                                 static __SITE: ::batch_alloc::__private::Site =
                                     ::batch_alloc::__private::Site::new(

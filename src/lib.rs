@@ -391,11 +391,11 @@ pub fn scope<R>(f: impl FnOnce() -> R) -> R {
 /// figures).
 pub mod __private {
     pub use crate::report::{Site, SiteKind};
-    pub use batch_alloc_rt::__private::{scope_on_this_thread, RawBatch, Scope as RawScope};
+    pub use batch_alloc_rt::__private::{scope_on_this_thread, ErasedBatch, Scope as RawScope};
     pub use core::iter::{IntoIterator, Iterator};
 
     use crate::report::Outcome;
-    use batch_alloc_rt::__private::{batchable, try_boxed, ScopedFuture};
+    use batch_alloc_rt::__private::{batchable, try_box_in_scope, ScopedFuture};
     use batch_alloc_rt::is_active;
     use core::future::Future;
 
@@ -546,17 +546,17 @@ pub mod __private {
     }
 
     /// What `#[batch_alloc]` turns `Box::new(value)` into, counted at
-    /// `site` (see [`boxed`]).
+    /// `site` (see [`box_in_scope`]).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn boxed_at<T, F>(site: &'static Site, new: F, value: T) -> Box<T>
+    pub fn box_in_scope_at<T, F>(site: &'static Site, new: F, value: T) -> Box<T>
     where
         F: FnOnce(T) -> Box<T>,
     {
         if !cfg!(feature = "report") {
-            return boxed(new, value);
+            return box_in_scope(new, value);
         }
-        match try_boxed(value) {
+        match try_box_in_scope(value) {
             Ok(boxed) => {
                 site.count(Outcome::Served);
                 boxed
@@ -572,15 +572,20 @@ pub mod __private {
     }
 
     /// What `#[batch_alloc(boxes)]` turns `Box::new(value)` into, counted at
-    /// `site` (see [`alloc`]).
+    /// `site` (see [`box_from_batch`]).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn alloc_at<T, F>(site: &'static Site, batch: &mut RawBatch, new: F, value: T) -> Box<T>
+    pub fn box_from_batch_at<T, F>(
+        site: &'static Site,
+        batch: &mut ErasedBatch,
+        new: F,
+        value: T,
+    ) -> Box<T>
     where
         F: FnOnce(T) -> Box<T>,
     {
         if !cfg!(feature = "report") {
-            return alloc(batch, new, value);
+            return box_from_batch(batch, new, value);
         }
         let refills = batch.refills();
         let boxed = match batch.try_alloc(value) {
@@ -604,15 +609,15 @@ pub mod __private {
     /// What `#[batch_alloc]` turns `Box::new(value)` into: a slot from the
     /// open batch scope's run of `T`'s class, or `Box::new(value)`.
     ///
-    /// `new` is the user's own `Box::new` path, as for [`alloc`].
+    /// `new` is the user's own `Box::new` path, as for [`box_from_batch`].
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn boxed<T, F>(new: F, value: T) -> Box<T>
+    pub fn box_in_scope<T, F>(new: F, value: T) -> Box<T>
     where
         F: FnOnce(T) -> Box<T>,
     {
         let _ = new;
-        batch_alloc_rt::__private::boxed(value)
+        batch_alloc_rt::__private::box_in_scope(value)
     }
 
     /// What `#[batch_alloc(boxes)]` turns `Box::new(value)` into, inside a
@@ -626,7 +631,7 @@ pub mod __private {
     /// `Box<dyn Fn(&str)>` still flows into a closure's signature.)
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn alloc<T, F>(batch: &mut RawBatch, new: F, value: T) -> Box<T>
+    pub fn box_from_batch<T, F>(batch: &mut ErasedBatch, new: F, value: T) -> Box<T>
     where
         F: FnOnce(T) -> Box<T>,
     {

@@ -400,7 +400,7 @@ fn scoped_async_block(future: ExprAsync) -> Expr {
 }
 
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
-/// Output: `::batch_alloc::__private::boxed_at(SITE, Box::new, value)`
+/// Output: `::batch_alloc::__private::box_in_scope_at(SITE, Box::new, value)`
 ///
 /// As in `boxes` mode, the user's own `Box::new` path is passed along and
 /// never called, so that the compiler checks it is the standard one.
@@ -421,7 +421,7 @@ fn boxed_call(call: ExprCall) -> Expr {
         func: Box::new(Expr::Path(ExprPath {
             attrs: Vec::new(),
             qself: None,
-            path: private_path("boxed_at"),
+            path: private_path("box_in_scope_at"),
         })),
         paren_token,
         args: new_args,

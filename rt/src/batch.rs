@@ -50,7 +50,7 @@ use crate::types::{OwnedHeap, Reservation, Tally, NO_HEAP};
 ///
 /// [`BatchAlloc`]: crate::BatchAlloc
 pub struct Batch<T> {
-    raw: RawBatch,
+    raw: ErasedBatch,
     // A batch makes boxes of T but holds no T.
     _boxes: PhantomData<fn(T) -> Box<T>>,
 }
@@ -69,7 +69,7 @@ impl<T> Batch<T> {
     #[inline]
     pub fn with_capacity(capacity: usize) -> Self {
         Batch {
-            raw: RawBatch::with_capacity(capacity),
+            raw: ErasedBatch::with_capacity(capacity),
             _boxes: PhantomData,
         }
     }
@@ -91,7 +91,7 @@ impl<T> Batch<T> {
             },
         };
         // SAFETY: every slot of this batch's runs belongs to `T`'s class.
-        unsafe { boxed(slot, value) }
+        unsafe { hand_out(slot, value) }
     }
 }
 
@@ -107,7 +107,7 @@ impl<T> fmt::Debug for Batch<T> {
     }
 }
 
-/// [`RawBatch::growth`] before the batch has read the default policy.
+/// [`ErasedBatch::growth`] before the batch has read the default policy.
 const DEFAULT_GROWTH: u8 = u8::MAX;
 
 /// A batch whose slot type is fixed by its first allocation rather than by
@@ -119,7 +119,7 @@ const DEFAULT_GROWTH: u8 = u8::MAX;
 /// one or two boxes, a slot at a time) pays for little more than those.
 #[doc(hidden)]
 #[repr(C)]
-pub struct RawBatch {
+pub struct ErasedBatch {
     /// The run of fresh slots `[cur, end)`.
     cur: *mut u8,
     end: *mut u8,
@@ -158,16 +158,16 @@ pub struct RawBatch {
 // SAFETY: the pointers name slots reserved to this batch alone. Any thread
 // may hand them out, and ending the reservation on another thread returns
 // the unused ones through the span's remote list.
-unsafe impl Send for RawBatch {}
+unsafe impl Send for ErasedBatch {}
 // SAFETY: a shared reference gives access to nothing but `Debug`.
-unsafe impl Sync for RawBatch {}
+unsafe impl Sync for ErasedBatch {}
 
-impl RawBatch {
+impl ErasedBatch {
     /// A batch for about `capacity` allocations (0 when unknown).
     #[inline]
     pub fn with_capacity(capacity: usize) -> Self {
         let tiny = capacity <= TINY_LOOP;
-        RawBatch {
+        ErasedBatch {
             cur: ptr::null_mut(),
             end: ptr::null_mut(),
             list: ptr::null_mut(),
@@ -195,7 +195,7 @@ impl RawBatch {
     /// Moves `value` into a slot of this batch (or, for a tiny loop's first
     /// allocations, a lone slot), or hands it back when this
     /// allocation is to be a plain box (a type no class serves, no
-    /// `BatchAlloc`, no memory): what [`alloc`](RawBatch::alloc) does, for
+    /// `BatchAlloc`, no memory): what [`alloc`](ErasedBatch::alloc) does, for
     /// the per-site report, which wants to know.
     #[inline]
     pub fn try_alloc<T>(&mut self, value: T) -> Result<Box<T>, T> {
@@ -213,7 +213,7 @@ impl RawBatch {
         };
         // SAFETY: the run's class is `T`'s class: `pop` ran only for a run of
         // that class, and `next_slot` reserves one.
-        Ok(unsafe { boxed(slot, value) })
+        Ok(unsafe { hand_out(slot, value) })
     }
 
     /// Refills this batch has made.
@@ -401,18 +401,18 @@ fn first_heap() -> Option<OwnedHeap> {
     }
 }
 
-impl Drop for RawBatch {
+impl Drop for ErasedBatch {
     #[inline]
     fn drop(&mut self) {
         self.settle();
     }
 }
 
-impl fmt::Debug for RawBatch {
+impl fmt::Debug for ErasedBatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stride = class::shape(self.class).size as usize;
         let run = (self.end.addr() - self.cur.addr()) / stride;
-        f.debug_struct("RawBatch")
+        f.debug_struct("ErasedBatch")
             .field("ready_slots", &(run + self.ready.max(0) as usize))
             .field("hint", &self.hint)
             .field("growth", &Growth::from_u8(self.growth))
@@ -427,7 +427,7 @@ impl fmt::Debug for RawBatch {
 /// - `slot` is a slot of `T`'s class (large and aligned enough for `T`),
 ///   reserved to the caller and never handed out before.
 #[inline(always)]
-unsafe fn boxed<T>(slot: NonNull<u8>, value: T) -> Box<T> {
+unsafe fn hand_out<T>(slot: NonNull<u8>, value: T) -> Box<T> {
     // SAFETY: the slot is the caller's and at least 8 bytes long.
     unsafe { link::on_handout(slot.as_ptr()) };
     // SAFETY: as the caller promises, and this batch reserved only because

@@ -58,7 +58,7 @@
 //! 1. The attribute rewrites the function — `rewrite_fn`
 //!    (`macros/src/scoped.rs`). The body becomes a closure passed to
 //!    `function_scope` (`src/lib.rs`). Each `Box::new(v)` becomes a call of
-//!    `boxed_at` (`src/lib.rs`) — `boxed_call` (`macros/src/scoped.rs`).
+//!    `box_in_scope_at` (`src/lib.rs`) — `boxed_call` (`macros/src/scoped.rs`).
 //! 2. The call joins the thread's open scope, or opens one —
 //!    `function_scope` (`src/lib.rs`). With a scope open, `scope_would_join`
 //!    (`scope.rs`) says so and the body just runs. Otherwise a guard enters —
@@ -74,7 +74,7 @@
 //!    a record — `claim_record` (`record.rs`). The scope word then names
 //!    it — `ScopeState::ready` (`heap.rs`).
 //! 4. The box takes a slot from the run of its class, known at compile
-//!    time — `boxed` (`src/lib.rs`), `boxed` (`scope.rs`), `slot_in_scope`
+//!    time — `box_in_scope` (`src/lib.rs`), `box_in_scope` (`scope.rs`), `slot_in_scope`
 //!    (`scope.rs`), `alloc_in_scope` (`runs.rs`), `take` (`runs.rs`). A
 //!    fresh slot is a pointer bump — `bump` (`runs.rs`); a recycled one is
 //!    a list pop — `pop_recycled` (`runs.rs`). The value moves in —
@@ -253,15 +253,15 @@ pub use thread::trim;
 /// holds the public API only.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::batch::RawBatch;
+    pub use crate::batch::ErasedBatch;
     /// The no-unwind proof's instantiation (`no_panic_proof.rs`).
     #[cfg(batch_alloc_no_panic)]
     pub mod no_panic_proof {
         pub use crate::no_panic_proof::{alloc, alloc_zeroed, dealloc, realloc};
     }
     pub use crate::scope::{
-        at_exit, batchable, boxed, entered, outside_scope, scope_on_this_thread, scope_would_join,
-        try_boxed, Scope, ScopedFuture,
+        at_exit, batchable, box_in_scope, entered, outside_scope, scope_on_this_thread,
+        scope_would_join, try_box_in_scope, Scope, ScopedFuture,
     };
     pub use crate::settings::{settings, Settings};
     pub use crate::stats::scoped_allocations_on_this_thread;

@@ -127,8 +127,8 @@ impl Span {
     /// from `bump` to the end of the slots, and with [`WALK_LISTS`] a free
     /// list of exactly `listed` links, each the start of a slot of the span
     /// below `bump`, ending in [`NIL`]. Without the walk, `listed` is whatever
-    /// the equation leaves, which must not be negative. For [`check!`]
-    /// (crate::fatal::check): debug builds only.
+    /// the equation leaves, which must not be negative. For `check!`
+    /// (`fatal.rs`): debug builds only.
     ///
     /// # Safety
     /// - `local` is the span's state, held by its owner (or the one thread

@@ -15,7 +15,7 @@ mod imp {
     use core::ptr::{self, NonNull};
 
     /// Reserves `len` bytes of address space that no access may touch yet.
-    pub fn reserve(len: usize) -> Option<NonNull<u8>> {
+    pub fn reserve_address_space(len: usize) -> Option<NonNull<u8>> {
         // SAFETY: an anonymous private mapping at an address of the kernel's
         // choosing has no preconditions; failure is reported as MAP_FAILED.
         let p = unsafe {
@@ -38,7 +38,7 @@ mod imp {
     /// Makes `[start, start + len)` readable and writable.
     ///
     /// # Safety
-    /// - The range lies inside one range returned by [`reserve`] and is
+    /// - The range lies inside one range returned by [`reserve_address_space`] and is
     ///   page-aligned.
     pub unsafe fn commit(start: *mut u8, len: usize) -> bool {
         // SAFETY: by the caller's contract the range is ours and aligned;
@@ -52,7 +52,7 @@ mod imp {
     /// changes nothing but speed.
     ///
     /// # Safety
-    /// - The range lies inside one range returned by [`reserve`].
+    /// - The range lies inside one range returned by [`reserve_address_space`].
     pub unsafe fn advise_huge_pages(start: *mut u8, len: usize) {
         // SAFETY: by the caller's contract the range is ours; the advice
         // changes how pages are backed, never their contents.
@@ -135,20 +135,20 @@ mod imp {
     use core::ptr::NonNull;
     use std::alloc::{GlobalAlloc, Layout, System};
 
-    pub fn reserve(len: usize) -> Option<NonNull<u8>> {
+    pub fn reserve_address_space(len: usize) -> Option<NonNull<u8>> {
         let layout = Layout::from_size_align(len, FRAME_SIZE).ok()?;
         // SAFETY: the layout has a non-zero size.
         NonNull::new(unsafe { System.alloc_zeroed(layout) })
     }
 
     /// # Safety
-    /// - The range lies inside one range returned by [`reserve`].
+    /// - The range lies inside one range returned by [`reserve_address_space`].
     pub unsafe fn commit(_start: *mut u8, _len: usize) -> bool {
         true
     }
 
     /// # Safety
-    /// - The range lies inside one range returned by [`reserve`].
+    /// - The range lies inside one range returned by [`reserve_address_space`].
     pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 
     /// # Safety
@@ -186,7 +186,7 @@ mod imp {
 mod imp {
     use core::ptr::NonNull;
 
-    pub fn reserve(_len: usize) -> Option<NonNull<u8>> {
+    pub fn reserve_address_space(_len: usize) -> Option<NonNull<u8>> {
         None
     }
 
@@ -283,7 +283,9 @@ mod posix {
     }
 }
 
-pub(crate) use imp::{advise_huge_pages, at_exit, at_fork, commit, decommit, now_millis, reserve};
+pub(crate) use imp::{
+    advise_huge_pages, at_exit, at_fork, commit, decommit, now_millis, reserve_address_space,
+};
 pub(crate) use posix::{arm_thread_exit, process_id, thread_exit_key};
 
 // Under loom, waits yield to the model checker instead.

@@ -182,7 +182,7 @@ const _: () = assert!(META_BYTES % REGION_ALIGN == 0 && REGION_ALIGN % FRAME_SIZ
 /// the figures). All or nothing: the ownership check compares against the
 /// full length.
 fn reserve_region() -> bool {
-    let Some(start) = os::reserve(META_BYTES + REGION_BYTES + REGION_ALIGN) else {
+    let Some(start) = os::reserve_address_space(META_BYTES + REGION_BYTES + REGION_ALIGN) else {
         return false;
     };
     let start = start.as_ptr();

@@ -7,7 +7,7 @@
 //! thread-local read. The scope closes when the loop that opened
 //! it ends, by any exit: [`Scope`] is a guard whose drop restores the state
 //! it found. While a scope is open, annotated `Box::new` sites take slots
-//! from the runs with the class known at compile time ([`boxed`]), and, if
+//! from the runs with the class known at compile time ([`box_in_scope`]), and, if
 //! the scope captures, every allocation the runtime can serve goes there
 //! too (see `runs.rs`). A scope is a property of a thread: it never serves
 //! another thread, and a loop that awaits closes it before each `.await`
@@ -338,14 +338,14 @@ fn slot_in_scope<T>() -> Option<NonNull<u8>> {
 }
 
 /// `value` boxed in a slot of the open scope, or handed back if no scope is
-/// open, `T` is not batched or there is no memory: what [`boxed`] does, for
+/// open, `T` is not batched or there is no memory: what [`box_in_scope`] does, for
 /// the per-site report. Not public API.
 #[doc(hidden)]
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn try_boxed<T>(value: T) -> Result<Box<T>, T> {
+pub fn try_box_in_scope<T>(value: T) -> Result<Box<T>, T> {
     match slot_in_scope::<T>() {
-        // SAFETY: as in `boxed`.
+        // SAFETY: as in `box_in_scope`.
         Some(slot) => Ok(unsafe { box_in_slot(slot, value) }),
         None => Err(value),
     }
@@ -364,7 +364,7 @@ pub const fn batchable<T>() -> bool {
 #[doc(hidden)]
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn boxed<T>(value: T) -> Box<T> {
+pub fn box_in_scope<T>(value: T) -> Box<T> {
     match slot_in_scope::<T>() {
         // SAFETY: a slot of `T`'s class, reserved to this thread's scope,
         // never handed out, its mark cleared; a scope opens only when

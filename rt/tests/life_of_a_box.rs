@@ -185,7 +185,10 @@ fn the_parser_reads_the_convention_and_rejects_other_spellings() {
         missing("free", "pub(crate) unsafe fn free(p: *mut u8)"),
         None
     );
-    assert_eq!(missing("boxed", "pub fn boxed<T>(value: T)"), None);
+    assert_eq!(
+        missing("box_in_scope", "pub fn box_in_scope<T>(value: T)"),
+        None
+    );
     assert!(missing("free", "fn free_slow(").is_some());
     assert!(missing("Scope::enter", "impl ScopedFuture {\n fn enter(").is_some());
     assert_eq!(missing("Scope::enter", "impl Scope {\n fn enter("), None);

@@ -12,7 +12,7 @@
 //!
 //! What a batch serves from its slots is the runtime's business (a batch
 //! with no memory hands out plain boxes, for instance), so the expected
-//! counts come from [`model`]: a `RawBatch` declared by hand, with the hint
+//! counts come from [`model`]: a `ErasedBatch` declared by hand, with the hint
 //! the macro should have given it, allocating as often as the call site
 //! runs. The tests check that `model` counts something wherever they rely on
 //! it to tell batching from not batching.
@@ -55,7 +55,7 @@ impl Mode for Batches {
 /// (the `for` loop's `size_hint().0`, or 0) that allocates `allocs` times.
 fn model(hint: usize, allocs: usize) -> u64 {
     let (boxes, count) = Batches::counting(|| {
-        let mut batch = batch_alloc::__private::RawBatch::with_capacity(hint);
+        let mut batch = batch_alloc::__private::ErasedBatch::with_capacity(hint);
         (0..allocs as u64)
             .map(|i| batch.alloc(i))
             .collect::<Vec<_>>()

@@ -45,7 +45,7 @@ example! {
     /// A `for` loop. Default: a scope guard declared first in the body,
     /// which opens the thread's scope (or joins the one a caller opened)
     /// for the whole call and closes what it opened when the function
-    /// returns; `Box::new` made `boxed_at`, which takes a slot from the
+    /// returns; `Box::new` made `box_in_scope_at`, which takes a slot from the
     /// scope open on the thread (each with a static naming its site, for
     /// the `report` feature). Boxes mode: a batch just outside the loop,
     /// sized by the iterator's `size_hint()`.

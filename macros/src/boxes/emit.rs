@@ -29,7 +29,7 @@ pub(crate) struct Site {
 }
 
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
-/// Output: `::batch_alloc::__private::alloc_at(SITE, &mut __batchN, Box::new, value)`
+/// Output: `::batch_alloc::__private::box_from_batch_at(SITE, &mut __batchN, Box::new, value)`
 ///         (`SITE`: see [`site`])
 ///
 /// The user's own `Box::new` path is passed along unchanged. It is never
@@ -66,7 +66,7 @@ pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
         func: Box::new(Expr::Path(ExprPath {
             attrs: Vec::new(),
             qself: None,
-            path: private_path("alloc_at"),
+            path: private_path("box_from_batch_at"),
         })),
         paren_token,
         args: new_args,
@@ -75,7 +75,7 @@ pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
 
 /// Input:  `#[attrs] 'label: while cond { body }` (or `loop`, or `for` with no
 ///         call site sized by its trip count)
-/// Output: `#[attrs] { let mut __batchN = RawBatch::with_capacity(0); ... 'label: while cond { body } }`
+/// Output: `#[attrs] { let mut __batchN = ErasedBatch::with_capacity(0); ... 'label: while cond { body } }`
 pub(crate) fn wrap_unsized(mut looped: Expr, sites: &[Site]) -> Expr {
     let attrs = take_attrs(&mut looped);
     let mut stmts = declarations(sites, &TokenStream::new());
@@ -90,7 +90,7 @@ pub(crate) fn wrap_unsized(mut looped: Expr, sites: &[Site]) -> Expr {
 ///     match IntoIterator::into_iter(head) {
 ///         __iter => {
 ///             let __hint = Iterator::size_hint(&__iter).0;
-///             let mut __batchN = RawBatch::with_capacity(__hint);
+///             let mut __batchN = ErasedBatch::with_capacity(__hint);
 ///             'label: for pat in __iter { body }
 ///         }
 ///     };
@@ -138,10 +138,10 @@ pub(crate) fn wrap_for(mut for_loop: ExprForLoop, sites: &[Site]) -> Expr {
     )
 }
 
-/// `let mut __batchN = RawBatch::with_capacity(..);` for each site.
+/// `let mut __batchN = ErasedBatch::with_capacity(..);` for each site.
 fn declarations(sites: &[Site], trip: &TokenStream) -> Vec<Stmt> {
     let span = Span::mixed_site();
-    let raw_batch = private_path("RawBatch");
+    let raw_batch = private_path("ErasedBatch");
     sites
         .iter()
         .map(|site| {

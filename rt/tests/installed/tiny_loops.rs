@@ -2,11 +2,11 @@
 //! fewer, or not hinted, take one slot each rather than reserve a run (a
 //! refill would cost more than such a loop saves); the third reserves a
 //! run; a batch hinted at more reserves at
-//! once, exactly what the hint says. (`RawBatch::try_alloc` reports an
+//! once, exactly what the hint says. (`ErasedBatch::try_alloc` reports an
 //! allocation that was to be a plain box, and `refills` the batch's own
 //! reservations.)
 
-use batch_alloc_rt::__private::RawBatch;
+use batch_alloc_rt::__private::ErasedBatch;
 use batch_alloc_rt::stats;
 
 use crate::common::serially;
@@ -15,7 +15,7 @@ use crate::common::serially;
 /// the runtime served it (rather than handing the value back for a plain
 /// box), and how many refills the batch had made once it had.
 fn served(capacity: usize, n: u64) -> Vec<(bool, u32)> {
-    let mut batch = RawBatch::with_capacity(capacity);
+    let mut batch = ErasedBatch::with_capacity(capacity);
     let mut boxes = Vec::new();
     let mut out = Vec::new();
     for i in 0..n {
@@ -61,14 +61,14 @@ fn tiny_and_hinted_batches() {
             );
         }
 
-        let fresh = format!("{:?}", RawBatch::with_capacity(1));
+        let fresh = format!("{:?}", ErasedBatch::with_capacity(1));
         assert!(fresh.contains("unreserved_next: 2"), "{fresh}");
         assert!(fresh.contains("ready_slots: 0"), "{fresh}");
 
         // A hint of ten reserves ten slots at the first allocation, which then
         // hands one out; the hint is used up.
         let before = stats().reserve_calls;
-        let mut batch = RawBatch::with_capacity(10);
+        let mut batch = ErasedBatch::with_capacity(10);
         let first = batch.alloc(7u64);
         let seen = format!("{batch:?}");
         assert!(seen.contains("ready_slots: 9"), "{seen}");
@@ -89,11 +89,11 @@ fn a_tiny_loops_boxes_are_counted_as_batched() {
         std::thread::spawn(|| {
             // The thread's heap, made first, so that the counts below see only
             // the tiny loops.
-            drop(RawBatch::with_capacity(0).alloc([0u64; 4]));
+            drop(ErasedBatch::with_capacity(0).alloc([0u64; 4]));
             let before = stats();
             let mut boxes = Vec::new();
             for i in 0..3u64 {
-                let mut batch = RawBatch::with_capacity(2);
+                let mut batch = ErasedBatch::with_capacity(2);
                 boxes.push(batch.alloc([i; 4]));
                 boxes.push(batch.alloc([i + 10; 4]));
             }

@@ -1,8 +1,8 @@
 //! Without `BatchAlloc` as the global allocator, a scope guard opens
-//! nothing and `boxed` is `Box::new`: a library annotated with
+//! nothing and `box_in_scope` is `Box::new`: a library annotated with
 //! `#[batch_alloc]` runs as written in a program that does not install it.
 
-use batch_alloc_rt::__private::{boxed, scope_on_this_thread, Scope};
+use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope};
 use batch_alloc_rt::{is_active, stats};
 
 #[test]
@@ -13,7 +13,7 @@ fn scopes_open_nothing_and_boxed_is_box_new() {
     for i in 0..100u64 {
         scope.enter();
         assert_eq!(scope_on_this_thread(), None);
-        boxes.push(boxed([i; 4]));
+        boxes.push(box_in_scope([i; 4]));
         boxes.push(Box::new([i + 1; 4]));
     }
     scope.suspend();

@@ -4,7 +4,7 @@
 //! first; the guard takes the scope at its first `enter` either way). The
 //! outermost running loop opens this thread's scope, loops inside it join,
 //! and the scope closes when the opener's loop ends, by any exit. A scope serves only its own thread; `Capture` decides whether it
-//! serves every allocation or only the typed `boxed` sites; types the
+//! serves every allocation or only the typed `box_in_scope` sites; types the
 //! runtime does not batch take the inner allocator.
 //!
 //! The inner allocator counts the blocks it serves on each thread, so each
@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use batch_alloc_rt::__private::{boxed, scope_on_this_thread, Scope};
+use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope};
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{is_active, set_capture, stats, Capture};
 
@@ -307,13 +307,13 @@ fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
 
 /// A recursive descent whose every call runs a loop under a guard of its
 /// own, as an annotated recursive function does; each level boxes one
-/// record through `boxed` and checks the scope the whole way down and up.
+/// record through `box_in_scope` and checks the scope the whole way down and up.
 fn descend(depth: u64, out: &mut Vec<Box<Record>>) {
     let mut scope = Scope::new();
     for _ in 0..1 {
         scope.enter();
         assert!(scope_on_this_thread().is_some(), "depth {depth}: no scope");
-        out.push(boxed(record(depth)));
+        out.push(box_in_scope(record(depth)));
         if depth > 0 {
             descend(depth - 1, out);
             assert!(
@@ -513,7 +513,7 @@ fn capture_boxes_serves_typed_boxes_only_and_capture_all_serves_everything() {
             let before = stats();
             in_scope(|| {
                 assert_eq!(scope_on_this_thread(), Some(false));
-                let (typed, inner) = inner_calls_in(|| boxed(record(1)));
+                let (typed, inner) = inner_calls_in(|| box_in_scope(record(1)));
                 assert_eq!(inner, 0, "a typed box is served by any scope");
                 let (plain, inner) =
                     inner_calls_in(|| (Box::new(record(2)), String::from("plain")));
@@ -531,7 +531,11 @@ fn capture_boxes_serves_typed_boxes_only_and_capture_all_serves_everything() {
             in_scope(|| {
                 assert_eq!(scope_on_this_thread(), CAPTURING);
                 let (both, inner) = inner_calls_in(|| {
-                    (boxed(record(1)), Box::new(record(2)), String::from("plain"))
+                    (
+                        box_in_scope(record(1)),
+                        Box::new(record(2)),
+                        String::from("plain"),
+                    )
                 });
                 assert_eq!(inner, 0, "a capturing scope passed an allocation through");
                 assert_eq!(both.2, "plain");
@@ -563,11 +567,11 @@ fn boxed_without_a_scope_is_box_new_and_with_one_a_slot() {
     with_capture(Capture::All, || {
         on_fresh_thread(|| {
             let before = stats();
-            let (plain, inner) = inner_calls_in(|| boxed(record(7)));
+            let (plain, inner) = inner_calls_in(|| box_in_scope(record(7)));
             assert_eq!(inner, 1);
             assert_eq!(scoped_since(&before), 0);
             let served = in_scope(|| {
-                let (b, inner) = inner_calls_in(|| boxed(record(8)));
+                let (b, inner) = inner_calls_in(|| box_in_scope(record(8)));
                 assert_eq!(inner, 0);
                 b
             });
@@ -600,12 +604,12 @@ fn types_past_the_classes_are_large_blocks_and_past_those_the_inner_allocators()
             in_scope(|| {
                 // Zero-sized: no allocation at all.
                 let (units, inner) =
-                    inner_calls_in(|| (boxed(()), Box::new(()), Box::new([0u64; 0])));
+                    inner_calls_in(|| (box_in_scope(()), Box::new(()), Box::new([0u64; 0])));
                 assert_eq!(inner, 0);
                 // Aligned past a page: no class, and a quarter of a frame (or
                 // aligned past one, under Miri): the inner allocator's.
                 let (aligned, inner) =
-                    inner_calls_in(|| (boxed(PastAPage(1)), Box::new(PastAPage(2))));
+                    inner_calls_in(|| (box_in_scope(PastAPage(1)), Box::new(PastAPage(2))));
                 assert_eq!(inner, 2);
                 for p in [&aligned.0, &aligned.1] {
                     assert_eq!((&raw const **p).addr() % align_of::<PastAPage>(), 0);
@@ -614,13 +618,16 @@ fn types_past_the_classes_are_large_blocks_and_past_those_the_inner_allocators()
                 // Larger than the largest class, up to a frame: medium blocks,
                 // the inner allocator's (whole frames would waste most of it).
                 let (medium, inner) = inner_calls_in(|| {
-                    (boxed([8u8; MAX_SMALL_SIZE + 1]), vec![9u8; FRAME_SIZE / 2])
+                    (
+                        box_in_scope([8u8; MAX_SMALL_SIZE + 1]),
+                        vec![9u8; FRAME_SIZE / 2],
+                    )
                 });
                 assert_eq!(inner, 2);
                 // A frame: large blocks.
                 let (large, inner) = inner_calls_in(|| {
                     (
-                        boxed([3u8; FRAME_SIZE]),
+                        box_in_scope([3u8; FRAME_SIZE]),
                         Box::new([4u8; FRAME_SIZE]),
                         vec![5u8; FRAME_SIZE - 8],
                     )
@@ -632,7 +639,7 @@ fn types_past_the_classes_are_large_blocks_and_past_those_the_inner_allocators()
                 assert_eq!(huge.len(), MAX_LARGE_SIZE + 1);
                 assert!(large.0.iter().all(|&b| b == 3) && large.1.iter().all(|&b| b == 4));
                 // The largest class itself is served.
-                let (largest, inner) = inner_calls_in(|| boxed([6u8; MAX_SMALL_SIZE]));
+                let (largest, inner) = inner_calls_in(|| box_in_scope([6u8; MAX_SMALL_SIZE]));
                 assert_eq!(inner, 0);
                 assert!(largest.iter().all(|&b| b == 6));
                 assert!(medium.0.iter().all(|&b| b == 8) && medium.1.iter().all(|&b| b == 9));

@@ -9,7 +9,7 @@ use batch_alloc::batch_alloc;
 struct Vec;
 struct Option;
 struct IntoIterator;
-struct RawBatch;
+struct ErasedBatch;
 trait Iterator {}
 enum Result {
     Ok,
@@ -37,7 +37,7 @@ fn generated_names(n: u64) -> std::vec::Vec<Box<u64>> {
 
 #[batch_alloc]
 fn shadowed_std() -> std::vec::Vec<Box<u64>> {
-    let _ = (Vec, Option, IntoIterator, RawBatch, Result::Ok);
+    let _ = (Vec, Option, IntoIterator, ErasedBatch, Result::Ok);
     alloc();
     let mut out = std::vec::Vec::new();
     for i in 0..2 {
