@@ -138,8 +138,8 @@ pub(crate) fn rewrite_fn(
 /// impl the call goes through the trait's signature, which the method may
 /// generalise (a bound the trait requires and the method leaves out, a
 /// `&str` where the trait says `&'static str`): there, a method with
-/// generic parameters or a lifetime in a parameter's type keeps the
-/// closure too.
+/// generic parameters (an `impl Trait` parameter included) or a lifetime
+/// in a parameter's type keeps the closure too.
 fn reentry(sig: &Signature, attrs: &[Attribute], owner: &Owner) -> Option<TokenStream> {
     closure_output(sig, attrs)?;
     if sig.variadic.is_some() {
@@ -177,7 +177,11 @@ fn reentry(sig: &Signature, attrs: &[Attribute], owner: &Owner) -> Option<TokenS
             GenericParam::Lifetime(_) => None,
         })
         .collect();
-    if (impl_trait_param || through_trait) && !generics.is_empty() {
+    // An `impl Trait` parameter is a generic too: in a trait impl it may be
+    // bound more loosely than the trait's.
+    if (impl_trait_param || through_trait) && !generics.is_empty()
+        || through_trait && impl_trait_param
+    {
         return None;
     }
     let name = &sig.ident;

@@ -111,11 +111,13 @@ impl Counter {
 
 /// A trait whose implementation is more general than its signature: a
 /// bound the trait requires and the method leaves out, a `&str` where the
-/// trait says `&'static str`. The method cannot be called through the
+/// trait says `&'static str`, an `impl Trait` parameter without the
+/// trait's `Send`. The method cannot be called through the
 /// trait with its own arguments, so it keeps the closure.
 trait Named {
     fn label<T: Debug>(&self, item: T) -> String;
     fn measure(&self, name: &'static str) -> usize;
+    fn count(&self, items: impl Iterator<Item = u64> + Send) -> u64;
 }
 
 #[batch_alloc]
@@ -130,6 +132,10 @@ impl Named for Counter {
 
     fn measure(&self, name: &str) -> usize {
         boxed_sum(2) as usize + name.len()
+    }
+
+    fn count(&self, items: impl Iterator<Item = u64>) -> u64 {
+        items.map(|i| *Box::new(i)).sum()
     }
 }
 
@@ -189,6 +195,7 @@ fn each_method_opens_the_scope_and_calls_the_method_it_is() {
 
         assert_eq!(opened_by(|| counter.label(1u8)), ("xx".to_string(), 2));
         assert_eq!(opened_by(|| counter.measure("abc")), (4, 2));
+        assert_eq!(opened_by(|| counter.count(0..4)), (6, 4));
     });
 }
 
