@@ -13,8 +13,9 @@ use std::panic::catch_unwind;
 use std::pin::Pin;
 
 use batch_alloc::__private::scope_on_this_thread;
-use batch_alloc::{batch_alloc, stats, Capture};
+use batch_alloc::{batch_alloc, Capture};
 
+use crate::return_types::opened_by;
 use crate::serial::with_capture;
 
 /// Sums `0..n` through boxes, so that no method is a leaf; annotated, so
@@ -145,20 +146,6 @@ impl Add for Counter {
         self.total += boxed_sum(n);
         (self.total, scope_on_this_thread())
     }
-}
-
-/// Runs `f` where no scope is open, checks that none is open after it, and
-/// returns what it returned and the allocations its scope served.
-fn opened_by<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    assert_eq!(scope_on_this_thread(), None);
-    let before = stats().scoped_allocations;
-    let out = f();
-    assert_eq!(
-        scope_on_this_thread(),
-        None,
-        "the scope outlived its method"
-    );
-    (out, stats().scoped_allocations - before)
 }
 
 #[test]

@@ -152,15 +152,16 @@ unsafe fn read_all(p: *const u64, n: usize) -> u64 {
 }
 
 /// Runs `f` where no scope is open, checks that none is open after it, and
-/// returns what it returned and the allocations its scope served.
-fn opened_by<R>(f: impl FnOnce() -> R) -> (R, u64) {
+/// returns what it returned and the allocations its scope served. Also the
+/// method tests' (`impl_methods`).
+pub(crate) fn opened_by<R>(f: impl FnOnce() -> R) -> (R, u64) {
     assert_eq!(scope_on_this_thread(), None);
     let before = stats().scoped_allocations;
     let out = f();
     assert_eq!(
         scope_on_this_thread(),
         None,
-        "the scope outlived its function"
+        "the scope outlived its function or method"
     );
     (out, stats().scoped_allocations - before)
 }
