@@ -469,11 +469,11 @@ pub mod __private {
     #[cold]
     #[inline(never)]
     pub fn open_and_reenter<R, F: FnOnce() -> R>(site: &'static Site, call: F) -> R {
-        let mut scope = Scope::new();
-        enter_at(site, &mut scope);
-        #[cfg(feature = "report")]
-        crate::report::mark_reentry();
-        call()
+        open_around(site, move || {
+            #[cfg(feature = "report")]
+            crate::report::mark_reentry();
+            call()
+        })
     }
 
     /// The slow path of [`function_scope`]: opens this thread's scope (or

@@ -177,11 +177,15 @@ fn reentry(sig: &Signature, attrs: &[Attribute], owner: &Owner) -> Option<TokenS
             GenericParam::Lifetime(_) => None,
         })
         .collect();
-    // An `impl Trait` parameter is a generic too: in a trait impl it may be
-    // bound more loosely than the trait's.
-    if (impl_trait_param || through_trait) && !generics.is_empty()
-        || through_trait && impl_trait_param
-    {
+    // An `impl Trait` parameter is a generic too: with other generics no
+    // turbofish may be written, and in a trait impl it may be bound more
+    // loosely than the trait's, as a generic may.
+    let generic = !generics.is_empty();
+    let unwritable = match through_trait {
+        true => generic || impl_trait_param,
+        false => generic && impl_trait_param,
+    };
+    if unwritable {
         return None;
     }
     let name = &sig.ident;
