@@ -144,10 +144,7 @@ impl Span {
         if fresh_from != Some(local.bump) {
             return false;
         }
-        let Some(listed) = slots
-            .checked_sub(self.used())
-            .and_then(|n| n.checked_sub(local.fresh))
-        else {
+        let Some(listed) = self.listed_by_counts(local) else {
             return false;
         };
         if !WALK_LISTS {

@@ -293,11 +293,7 @@ fn take_slots(
 /// checks): abort rather than hand out slots past the list's end.
 #[inline]
 fn listed_slots(sl: &SpanLocal, span: &Span) -> u32 {
-    match sl
-        .slots
-        .checked_sub(span.used())
-        .and_then(|n| n.checked_sub(sl.fresh))
-    {
+    match span.listed_by_counts(sl) {
         Some(listed) if listed > 0 => listed,
         _ => fatal("batch-alloc: corrupted span counts (double free?)"),
     }

@@ -168,6 +168,16 @@ impl Span {
         unsafe { &mut *self.local.get() }
     }
 
+    /// Slots on the owner's free list, by the counting equation
+    /// (`slots == used + listed + fresh`); `None` for counts that break it.
+    #[inline]
+    pub(crate) fn listed_by_counts(&self, local: &SpanLocal) -> Option<u32> {
+        local
+            .slots
+            .checked_sub(self.used())
+            .and_then(|n| n.checked_sub(local.fresh))
+    }
+
     /// Slots out, for the owner.
     #[inline(always)]
     pub(crate) fn used(&self) -> u32 {
