@@ -6,6 +6,7 @@ use core::ptr::{self, NonNull};
 
 use crate::class::{self, class_of, stride_of, NO_CLASS};
 use crate::config::{FIRST_REFILL, TINY_LOOP};
+use crate::cursor::LocalCursor;
 use crate::growth::{default_growth_code, Growth};
 use crate::heap;
 use crate::link::{self, read_link};
@@ -15,7 +16,7 @@ use crate::region::{self, frame_base};
 use crate::reserve::{reserve, reserve_one};
 use crate::settings::warn_not_installed;
 use crate::thread;
-use crate::types::{OwnedHeap, Reservation, Tally, NO_HEAP};
+use crate::types::{OwnedHeap, Tally, NO_HEAP};
 
 /// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
 /// real `Box<T>` that can be moved to any thread, freed at any time, turned
@@ -36,10 +37,11 @@ use crate::types::{OwnedHeap, Reservation, Tally, NO_HEAP};
 /// ```
 ///
 /// The fast path is a pointer bump, or a pop from a list of recycled slots:
-/// no atomic instruction, no thread-local lookup, no call. When the run is
-/// used up, one call reserves the next run from the current thread's heap.
+/// no atomic instruction, no thread-local lookup, no call. When the
+/// reservation is used up, one call reserves the next from the current
+/// thread's heap.
 /// Nothing is reserved before the first `alloc`, and a loop of one or two
-/// allocations never reserves a run (a refill costs more than so short a
+/// allocations never reserves slots ahead (a refill costs more than so short a
 /// loop would save): the first two allocations of a batch hinted at two or
 /// fewer, or not hinted, each reserve one slot of the current thread's
 /// heap and hand it out at once, a little cheaper than a
@@ -107,52 +109,51 @@ impl<T> fmt::Debug for Batch<T> {
     }
 }
 
-/// [`ErasedBatch::growth`] before the batch has read the default policy.
-const DEFAULT_GROWTH: u8 = u8::MAX;
+/// [`ErasedBatch::growth`] before the batch has read the default policy:
+/// no policy's code (they start at 1), and zero, as a new batch's fields
+/// mostly are.
+const DEFAULT_GROWTH: u8 = 0;
 
 /// A batch whose slot type is fixed by its first allocation rather than by
 /// its own type, so that a loop can hold one without naming (or borrowing
 /// through) the boxed type. The `#[batch_alloc]` attribute declares these.
 ///
-/// A new batch is all zeros but for `growth`, `ready` and `hint`, laid out
-/// so that the zeros are whole stores: a loop that never reserves (one of
-/// one or two boxes, a slot at a time) pays for little more than those.
+/// A new batch is all zeros but for `hint` and the cursor's count, which
+/// come first, so that the zeros after them are whole stores: a loop that
+/// never reserves (one of one or two boxes, a slot at a time) pays for
+/// little more than those.
 #[doc(hidden)]
 #[repr(C)]
 pub struct ErasedBatch {
-    /// The run of fresh slots `[cur, end)`.
-    cur: *mut u8,
-    end: *mut u8,
-    /// Recycled slots, each linking the next by its offset in the frame.
-    list: *mut u8,
+    /// Slots the trip-count hint still expects; 0 for a tiny hint (a loop
+    /// that outruns its first allocations outran the hint too).
+    hint: usize,
+    /// Where the walk through the current reservation stands. Once it is
+    /// used up, its list count, while negative, is minus the allocations
+    /// still to be made without a reservation before the next refill: a
+    /// tiny loop's first ones (from `-TINY_LOOP`, a lone slot each), or all
+    /// of them once the batch cannot reserve (from `i32::MIN`, plain
+    /// boxes). Those are due only once the cursor is used up, so the test
+    /// that finds its list empty finds them too.
+    cursor: LocalCursor,
     /// First byte of the frame of the current reservation; null exactly
     /// while there is none.
     base: *mut u8,
-    frame: u32,
     /// The link key of the current reservation's span.
     key: u32,
-    /// Size of the last refill asked for without a hint.
-    last_want: u32,
     /// Refills made, for the per-site report.
     refills: u32,
+    /// Size of the last refill asked for without a hint: at most a span's
+    /// slots, which a `u16` holds, so that a new batch's zeros, from the
+    /// cursor's frame to here, are 48 bytes: three whole stores.
+    last_want: u16,
     /// Size class of the current reservation's slots; 0 before the first,
-    /// which does no harm: slots are taken only while a run or list is
+    /// which does no harm: slots are taken only while a stretch or list is
     /// ready, and only a refill of the class makes them ready.
     class: u8,
     /// The [`Growth`] policy, encoded; [`DEFAULT_GROWTH`] until the first
     /// refill that needs one reads the default.
     growth: u8,
-    /// While positive, the slots left on `list`, handed out once the run is
-    /// used up; while negative, minus the allocations still to be made
-    /// without a reservation before the next refill: a tiny loop's first
-    /// ones (from `-TINY_LOOP`, a lone slot each), or all of
-    /// them once the batch cannot reserve (from `i32::MIN`, plain boxes).
-    /// One word for both, since those allocations are due only while
-    /// nothing is reserved: one test on the way to them.
-    ready: i32,
-    /// Slots the trip-count hint still expects; 0 for a tiny hint (a loop
-    /// that outruns its first allocations outran the hint too).
-    hint: usize,
 }
 
 // SAFETY: the pointers name slots reserved to this batch alone. Any thread
@@ -167,19 +168,19 @@ impl ErasedBatch {
     #[inline]
     pub fn with_capacity(capacity: usize) -> Self {
         let tiny = capacity <= TINY_LOOP;
+        let cursor = LocalCursor::empty();
+        if tiny {
+            cursor.set_list_count(-(TINY_LOOP as i32));
+        }
         ErasedBatch {
-            cur: ptr::null_mut(),
-            end: ptr::null_mut(),
-            list: ptr::null_mut(),
+            hint: if tiny { 0 } else { capacity },
+            cursor,
             base: ptr::null_mut(),
-            frame: 0,
             key: 0,
-            last_want: 0,
             refills: 0,
+            last_want: 0,
             class: 0,
             growth: DEFAULT_GROWTH,
-            ready: if tiny { -(TINY_LOOP as i32) } else { 0 },
-            hint: if tiny { 0 } else { capacity },
         }
     }
 
@@ -211,7 +212,7 @@ impl ErasedBatch {
                 None => return Err(value),
             },
         };
-        // SAFETY: the run's class is `T`'s class: `pop` ran only for a run of
+        // SAFETY: the reservation's class is `T`'s class: `pop` ran only for one of
         // that class, and `next_slot` reserves one.
         Ok(unsafe { hand_out(slot, value) })
     }
@@ -224,37 +225,21 @@ impl ErasedBatch {
     /// The next slot of the current reservation.
     #[inline(always)]
     fn pop(&mut self, stride: usize) -> Option<NonNull<u8>> {
-        let slot = self.cur;
-        if slot != self.end {
-            self.cur = slot.wrapping_add(stride);
-            // SAFETY: a non-empty run starts at a slot, which is not null.
-            return Some(unsafe { NonNull::new_unchecked(slot) });
-        }
-        if self.ready > 0 {
-            return Some(self.pop_list());
-        }
-        None
+        self.cursor.take(stride, |slot| {
+            // SAFETY: a recycled slot of the reservation, linked when it was
+            // freed; the link of the last one is read but not followed.
+            let next = unsafe { read_link(slot, self.key) };
+            self.base.wrapping_add(next as usize)
+        })
     }
 
-    #[inline(always)]
-    fn pop_list(&mut self) -> NonNull<u8> {
-        let slot = self.list;
-        self.ready -= 1;
-        // SAFETY: a recycled slot of the reservation, linked when it was
-        // freed; the link of the last one is read but not followed.
-        let next = unsafe { read_link(slot, self.key) };
-        self.list = self.base.wrapping_add(next as usize);
-        // SAFETY: slots of a reservation are never null.
-        unsafe { NonNull::new_unchecked(slot) }
-    }
-
-    /// Once the current run is used up: while the batch is not to reserve
+    /// Once the current reservation is used up: while the batch is not to reserve
     /// yet, what [`unreserved_slot`](Self::unreserved_slot) gives,
     /// otherwise a slot of `T`'s class from a new reservation (`None` if
     /// that fails).
     #[inline]
     fn next_slot<T>(&mut self) -> Option<NonNull<u8>> {
-        if self.ready < 0 {
+        if self.cursor.list_count() < 0 {
             return self.unreserved_slot::<T>();
         }
         self.refill(const { class_of::<T>() }, const { stride_of::<T>() })
@@ -266,8 +251,9 @@ impl ErasedBatch {
     /// box.
     #[inline(always)]
     fn unreserved_slot<T>(&mut self) -> Option<NonNull<u8>> {
-        let tiny = self.ready >= -(TINY_LOOP as i32);
-        self.ready += 1;
+        let due = self.cursor.list_count();
+        let tiny = due >= -(TINY_LOOP as i32);
+        self.cursor.set_list_count(due + 1);
         let class = const { class_of::<T>() };
         if tiny && class != NO_CLASS {
             return lone_slot(class);
@@ -293,19 +279,14 @@ impl ErasedBatch {
             None
         };
         let Some(reservation) = reservation else {
-            self.ready = i32::MIN;
+            self.cursor.set_list_count(i32::MIN);
             return None;
         };
         let base = frame_base(reservation.frame);
         self.key = link::key(region::span(reservation.frame));
         self.base = base;
-        self.frame = reservation.frame;
         self.class = class;
-        self.list = base.wrapping_add(reservation.list_head as usize);
-        // No wrap: a list holds at most a span's slots, far below i32::MAX.
-        self.ready = reservation.list_len as i32;
-        self.cur = base.wrapping_add(reservation.bump_start as usize);
-        self.end = base.wrapping_add(reservation.bump_end as usize);
+        self.cursor.install(base, &reservation);
         self.hint = self.hint.saturating_sub(reservation.len as usize);
         self.pop(stride)
     }
@@ -320,11 +301,11 @@ impl ErasedBatch {
             if self.growth == DEFAULT_GROWTH {
                 self.growth = default_growth_code();
             }
-            let next = Growth::from_u8(self.growth).next(self.last_want as usize);
+            let next = Growth::from_u8(self.growth).next(usize::from(self.last_want));
             next.min(u32::MAX as usize) as u32
         };
         let want = want.clamp(1, span_slots);
-        self.last_want = want;
+        self.last_want = want.min(u32::from(u16::MAX)) as u16;
         want
     }
 
@@ -341,33 +322,22 @@ impl ErasedBatch {
     #[cold]
     #[inline(never)]
     fn end_reservation(&mut self) {
-        let list_len = self.ready.max(0) as u32;
-        if self.cur != self.end || list_len > 0 {
-            let offset = |p: *mut u8| (p.addr() - self.base.addr()) as u32;
+        // A used-up cursor needs nothing back (and is as good as empty to
+        // the next refill): asked first, so that most ends skip the class.
+        if !self.cursor.is_used_up() {
             let stride = class::shape(self.class).size as usize;
-            let run = (self.end.addr() - self.cur.addr()) / stride;
-            let unused = Reservation {
-                frame: self.frame,
-                list_head: if list_len > 0 { offset(self.list) } else { 0 },
-                list_len,
-                bump_start: offset(self.cur),
-                bump_end: offset(self.end),
-                len: list_len + run as u32,
-            };
-            // SAFETY: the unused slots were never handed out and are still
-            // linked as the reservation handed them over.
-            unsafe { give_back(heap::current(), unused, Tally::Batch) };
+            if let Some(unused) = self.cursor.take_unused(self.base, stride) {
+                // SAFETY: the unused slots were never handed out and are
+                // still linked as the reservation handed them over.
+                unsafe { give_back(heap::current(), unused, Tally::Batch) };
+            }
         }
         self.base = ptr::null_mut();
-        self.cur = ptr::null_mut();
-        self.end = ptr::null_mut();
-        self.list = ptr::null_mut();
-        self.ready = 0;
     }
 }
 
 /// One slot of `class`, reserved from this thread's heap and handed out at
-/// once: what a tiny loop's first allocations take instead of a run of
+/// once: what a tiny loop's first allocations take instead of a reservation of
 /// their own (which would cost more than such a loop saves) or a call to
 /// the inner allocator. `None` without `BatchAlloc`, on an exiting thread,
 /// or with no memory. Out of line, so that the loop around a batch's fast
@@ -411,12 +381,14 @@ impl Drop for ErasedBatch {
 impl fmt::Debug for ErasedBatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stride = class::shape(self.class).size as usize;
-        let run = (self.end.addr() - self.cur.addr()) / stride;
         f.debug_struct("ErasedBatch")
-            .field("ready_slots", &(run + self.ready.max(0) as usize))
+            .field("ready_slots", &self.cursor.unused(stride))
             .field("hint", &self.hint)
             .field("growth", &Growth::from_u8(self.growth))
-            .field("unreserved_next", &self.ready.min(0).unsigned_abs())
+            .field(
+                "unreserved_next",
+                &self.cursor.list_count().min(0).unsigned_abs(),
+            )
             .finish()
     }
 }

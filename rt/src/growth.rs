@@ -48,23 +48,23 @@ impl Growth {
 
     pub(crate) fn to_u8(self) -> u8 {
         match self {
-            Growth::Double => 0,
-            Growth::Smooth => 1,
-            Growth::Golden => 2,
+            Growth::Double => 1,
+            Growth::Smooth => 2,
+            Growth::Golden => 3,
         }
     }
 
     /// Decodes [`to_u8`](Growth::to_u8); anything else is the default.
     pub(crate) fn from_u8(n: u8) -> Growth {
         match n {
-            1 => Growth::Smooth,
-            2 => Growth::Golden,
+            2 => Growth::Smooth,
+            3 => Growth::Golden,
             _ => Growth::Double,
         }
     }
 }
 
-static DEFAULT_GROWTH: AtomicU8 = AtomicU8::new(0);
+static DEFAULT_GROWTH: AtomicU8 = AtomicU8::new(1);
 
 /// Sets the growth policy of batches made from now on without one of their
 /// own (the macro's batches among them).

@@ -14,10 +14,12 @@
 //!   freed by the global allocator's `dealloc` like any box.
 //! - **size class**: one of the slot sizes (8 B to 4 KiB); see
 //!   [`size_classes`].
-//! - **batch**: a loop-scoped [`Batch`] holding a run of slots reserved from
-//!   one span; allocation is a pointer bump or a list pop.
-//! - **reservation** (refill): one call that hands a batch up to the slots it
-//!   asked for, or the rest of the span when little would remain.
+//! - **batch**: a loop-scoped [`Batch`] holding slots reserved from one
+//!   span; allocation is a pointer bump or a list pop.
+//! - **reservation** (refill): one call that hands a batch or a run up to
+//!   the slots it asked for, or the rest of the span when little would
+//!   remain: a list of recycled slots and a **stretch** of fresh ones,
+//!   walked by a **cursor** (`cursor.rs`), the stretch first.
 //! - **heap**: per-thread owner state: queues of spans by class, a mailbox,
 //!   counters.
 //! - **owner thread**: the thread whose heap holds a span; it frees into the
@@ -31,8 +33,8 @@
 //!   heap gets one at its first remote free; only an exiting thread pushes
 //!   each free); the owner takes the list back in one exchange.
 //! - **scope**: while an annotated loop runs, its thread's allocations come
-//!   from **runs**, per-class stretches of slots the thread keeps between
-//!   scopes; see [`scope`].
+//!   from **runs**, one reservation per size class that the thread keeps
+//!   between scopes; see [`scope`].
 //! - **abandoned span**: a span whose owner thread exited while boxes from it
 //!   were alive. Frees still work; the last one returns the span to the pool.
 //! - **pool**: empty frames shared by all threads; past a limit they decay:
@@ -76,9 +78,9 @@
 //! 4. The box takes a slot from the run of its class, known at compile
 //!    time — `box_in_scope` (`src/lib.rs`), `box_in_scope` (`scope.rs`), `slot_in_scope`
 //!    (`scope.rs`), `alloc_in_scope` (`runs.rs`), `take` (`runs.rs`). A
-//!    fresh slot is a pointer bump — `bump` (`runs.rs`); a recycled one is
-//!    a list pop — `pop_recycled` (`runs.rs`). The value moves in —
-//!    `box_in_slot` (`link.rs`).
+//!    fresh slot is a pointer bump, a recycled one a list pop, both by the
+//!    cursor a loop's batch walks too — `Cursor::take` (`cursor.rs`). The
+//!    value moves in — `box_in_slot` (`link.rs`).
 //! 5. Any other small allocation while a capturing scope is open (strings,
 //!    vectors, library code) comes through the global allocator —
 //!    `BatchAlloc::alloc` (`global.rs`), `alloc_captured` (`global.rs`),
@@ -88,7 +90,7 @@
 //!    scope open, the inner allocator serves it.
 //! 6. A used-up run refills — `next_slot` (`runs.rs`), `refill`
 //!    (`runs.rs`), `reserve` (`reserve.rs`). The common refill bumps the
-//!    head span of the class's avail queue — `reserve_fresh_run`
+//!    head span of the class's avail queue — `reserve_fresh_stretch`
 //!    (`reserve.rs`). Every other takes the slow road — `reserve_slow`
 //!    (`reserve.rs`): it sends the outbox (step 12), drains the mailbox
 //!    (step 14), then takes recycled slots first, fresh ones after —
@@ -118,7 +120,7 @@
 //!    (`queues.rs`).
 //! 10. The span's last slot out comes back — `last_slot_freed` (`free.rs`),
 //!     `after_local_free` (`queues.rs`), `span_emptied` (`queues.rs`). The
-//!     head of the avail queue starts over with a fresh run —
+//!     head of the avail queue starts over with one fresh stretch —
 //!     `SpanLocal::restart` (`types.rs`). Any other empty span goes back to
 //!     the pool — `release_if_idle` (`queues.rs`), `unlink` (`queues.rs`),
 //!     `release` (`queues.rs`), `release_frame` (`pool.rs`).
@@ -191,7 +193,8 @@
 // 0. config, fatal, settings, no_unwind  constants; the abort path; the
 //                          environment; the link-time no-unwind marker
 // 1. os, class             the OS; the size-class table
-// 2. sync                  atomics, the spin lock, the index stack, windows
+// 2. sync, cursor          atomics, the spin lock, the index stack, windows;
+//                          the walk through a reservation's slots
 // 3. types, locks, probe   the shared structures: spans, heap records, runs;
 //                          the process-wide locks in their order, across fork;
 //                          whether BatchAlloc is installed
@@ -211,6 +214,7 @@
 mod batch;
 mod class;
 mod config;
+mod cursor;
 mod fatal;
 mod free;
 mod global;

@@ -296,14 +296,18 @@ mod tests {
         std::thread::spawn(|| {
             let heap = crate::thread::current_or_init().expect("a heap");
             let n = OUTBOX_LIMIT + 1;
-            let run = reserve(heap, class_of::<Slot16>(), n, true, Tally::Batch).unwrap();
-            assert_eq!((run.list_len, run.len), (0, n), "a fresh run of exactly n");
-            let (frame, base) = (run.frame, region::frame_base(run.frame));
-            let slots: Vec<SendPtr> = (run.bump_start..run.bump_end)
+            let held = reserve(heap, class_of::<Slot16>(), n, true, Tally::Batch).unwrap();
+            assert_eq!(
+                (held.list_len, held.len),
+                (0, n),
+                "a fresh stretch of exactly n"
+            );
+            let (frame, base) = (held.frame, region::frame_base(held.frame));
+            let slots: Vec<SendPtr> = (held.bump_start..held.bump_end)
                 .step_by(size_of::<Slot16>())
                 .map(|offset| {
                     let slot = base.wrapping_add(offset as usize);
-                    // SAFETY: a slot of the run, handed out once, here.
+                    // SAFETY: a slot of the reservation, handed out once, here.
                     unsafe { link::on_handout(slot) };
                     SendPtr(slot)
                 })
@@ -311,7 +315,7 @@ mod tests {
             let span = region::span(frame);
             let freer = std::thread::spawn(move || {
                 let free = |slot: &SendPtr| {
-                    // SAFETY: a slot handed out by the run and given up;
+                    // SAFETY: a slot handed out from the reservation and given up;
                     // the global allocator of the tests is `BatchAlloc`.
                     unsafe { std::alloc::dealloc(slot.0, std::alloc::Layout::new::<Slot16>()) }
                 };

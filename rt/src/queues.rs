@@ -5,6 +5,7 @@
 //! this thread's is `heap.rs`'s business.
 
 use crate::class;
+use crate::cursor::Reservation;
 use crate::fatal::check;
 use crate::link::{self, tail_of, write_link};
 use crate::pool;
@@ -13,8 +14,8 @@ use crate::region::{self, frame_base};
 use crate::remote::{self, Pushed, Take};
 use crate::sync::{window, Ordering};
 use crate::types::{
-    link_to, linked_frame, HeapLocal, HeapRecord, OwnedHeap, OwnerWord, Reservation, Span, Tally,
-    NIL, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+    link_to, linked_frame, HeapLocal, HeapRecord, OwnedHeap, OwnerWord, Span, Tally, NIL,
+    QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
 };
 
 // ---- class queues ----
@@ -187,7 +188,7 @@ fn drain_mailbox_slow(heap: OwnedHeap, local: &mut HeapLocal) {
 }
 
 /// A span on this heap has no slot out: the head of its avail queue starts
-/// over with a fresh run, any other goes back to the pool. Owner only.
+/// over with one fresh stretch, any other goes back to the pool. Owner only.
 pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
     // SAFETY: the span belongs to this heap; no other local reference is live.
     let sl = unsafe { span.local() };
@@ -301,8 +302,8 @@ pub(crate) fn after_remote_push(pushed: Pushed, frame: u32, span: &Span) {
 /// with no scope open (a run is only read while one is).
 pub(crate) fn give_back_runs(heap: OwnedHeap) {
     for run in &heap.runs {
-        let frame = run.frame.load(Ordering::Relaxed);
-        if let Some(unused) = run.take_unused(frame_base(frame)) {
+        let base = frame_base(run.cursor.frame());
+        if let Some(unused) = run.cursor.take_unused(base, run.size as usize) {
             // SAFETY: the run's slots were reserved by this heap, linked as
             // reserved, and never handed out.
             unsafe { give_back(heap.as_ptr(), unused, Tally::Run) };
@@ -364,7 +365,7 @@ unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u3
     }
     if unused.bump_end > unused.bump_start {
         if sl.bump == unused.bump_end {
-            // Nothing was carved after the run: roll the bump back.
+            // Nothing was carved after the stretch: roll the bump back.
             sl.bump = unused.bump_start;
             sl.fresh += (unused.bump_end - unused.bump_start) / size;
         } else {
@@ -379,7 +380,7 @@ unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u3
     }
 }
 
-/// Links the unused slots into one chain (fresh run first, then the list)
+/// Links the unused slots into one chain (fresh stretch first, then the list)
 /// and pushes it onto the span's remote list in one operation.
 ///
 /// # Safety

@@ -1,10 +1,11 @@
-//! Refills: a batch or a scope run reserves slots from one span of this
+//! Refills: a batch or a scope's run reserves slots from one span of this
 //! thread's heap in one call. (What they did not use goes back through
 //! `queues::give_back`.)
 
 use core::ptr::NonNull;
 
 use crate::class;
+use crate::cursor::Reservation;
 use crate::fatal::{check, fatal};
 use crate::link::{self, read_link};
 use crate::outbox;
@@ -15,8 +16,7 @@ use crate::region::{self, frame_base};
 use crate::remote;
 use crate::sync::Ordering;
 use crate::types::{
-    linked_frame, HeapLocal, OwnedHeap, Reservation, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL,
-    QUEUE_FULL,
+    linked_frame, HeapLocal, OwnedHeap, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL, QUEUE_FULL,
 };
 
 /// The allocation-policy study's switch (docs/policy.md): take exactly what
@@ -63,7 +63,7 @@ pub(crate) fn reserve(
     known: bool,
     tally: Tally,
 ) -> Option<Reservation> {
-    match reserve_fresh_run(heap, class, want, tally) {
+    match reserve_fresh_stretch(heap, class, want, tally) {
         Some(reservation) => Some(reservation),
         None => reserve_slow(heap, class, want, known, tally),
     }
@@ -71,8 +71,8 @@ pub(crate) fn reserve(
 
 /// One slot of `class` from `heap`, this thread's heap, reserved and handed
 /// out at once: what a batch takes for a tiny loop's allocation, which
-/// would not pay for a run. Nothing stays reserved, so no span is kept from
-/// emptying by slots nobody uses (a run held for tiny loops would keep its
+/// would not pay for a reservation. Nothing stays reserved, so no span is kept from
+/// emptying by slots nobody uses (a reservation held for tiny loops would keep its
 /// span's freed slots on lists that later refills walk). Counted as a
 /// batched box, not as a refill. `None` when there is no memory.
 #[inline]
@@ -80,7 +80,7 @@ pub(crate) fn reserve_one(heap: OwnedHeap, class: u8) -> Option<NonNull<u8>> {
     if let Some(slot) = take_one(heap, class) {
         return Some(slot);
     }
-    // The fresh-run fast path serves nothing `take_one` did not: straight
+    // The fresh-stretch fast path serves nothing `take_one` did not: straight
     // to the slow refill.
     let one = reserve_slow(heap, class, 1, true, Tally::Lone)?;
     // A known request of one takes exactly one slot: the list's head, or
@@ -149,7 +149,12 @@ fn take_one(heap: OwnedHeap, class: u8) -> Option<NonNull<u8>> {
 /// (more than twice the request, so neither policy would take more). `None`
 /// for anything else.
 #[inline(always)]
-fn reserve_fresh_run(heap: OwnedHeap, class: u8, want: u32, tally: Tally) -> Option<Reservation> {
+fn reserve_fresh_stretch(
+    heap: OwnedHeap,
+    class: u8,
+    want: u32,
+    tally: Tally,
+) -> Option<Reservation> {
     let (frame, span) = quiet_head_span(heap, class)?;
     // SAFETY: this thread owns the span; no other local reference is live.
     let sl = unsafe { span.local() };
@@ -212,7 +217,7 @@ fn reserve_slow(
     }
 }
 
-/// Takes up to `want` slots, recycled ones first. Unless `known`, a fresh run
+/// Takes up to `want` slots, recycled ones first. Unless `known`, a fresh stretch
 /// takes the rest of the span when less than twice `want` would remain: the
 /// loop will most likely want it, and a sliver left behind would only cost
 /// another refill.
@@ -240,7 +245,7 @@ fn take_slots(
         let base = frame_base(frame);
         let key = link::key(span);
         let head = sl.free_head;
-        // The counting equation gives the list's length: a run that wants
+        // The counting equation gives the list's length: a refill that wants
         // all of it takes it without a walk (the batch follows the links as
         // it hands the slots out).
         let listed = listed_slots(sl, span);
@@ -362,8 +367,8 @@ mod tests {
         unsafe { std::alloc::dealloc(p, std::alloc::Layout::new::<Slot64>()) }
     }
 
-    /// Every slot of a run, in order.
-    fn run_slots(r: &Reservation, size: u32) -> Vec<*mut u8> {
+    /// Every slot of a reservation's stretch, in order.
+    fn stretch_slots(r: &Reservation, size: u32) -> Vec<*mut u8> {
         (r.bump_start..r.bump_end)
             .step_by(size as usize)
             .map(|offset| slot_ptr(r, offset))
@@ -371,7 +376,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reservation_is_a_contiguous_run_inside_one_span() {
+    fn a_reservation_is_a_contiguous_stretch_inside_one_span() {
         let reservation =
             reserve(heap(), class64(), 16, false, Tally::Batch).expect("region available");
         let size = CLASSES[class64() as usize].size;
@@ -406,7 +411,7 @@ mod tests {
     }
 
     #[test]
-    fn giving_back_an_untouched_run_rolls_the_bump_back() {
+    fn giving_back_an_untouched_stretch_rolls_the_bump_back() {
         let class = class64();
         let first = reserve(heap(), class, 8, false, Tally::Batch).unwrap();
         // SAFETY: nothing was handed out.
@@ -423,9 +428,9 @@ mod tests {
         let size = CLASSES[class as usize].size;
         let heap = heap();
         let held = reserve(heap, class, 4, false, Tally::Batch).unwrap();
-        // Keep the span from emptying (which would reset it to a fresh run).
+        // Keep the span from emptying (which would reset it to one fresh stretch).
         let keeper = reserve(heap, class, 1, false, Tally::Batch).unwrap();
-        let slots = run_slots(&held, size);
+        let slots = stretch_slots(&held, size);
         free_slot(slots[2]);
         let calls = heap.counters.reserve_calls.load(Ordering::Relaxed);
         let boxes = heap.counters.batched_boxes.load(Ordering::Relaxed);
@@ -455,9 +460,9 @@ mod tests {
         let class = class64();
         let size = CLASSES[class as usize].size;
         let held = reserve(heap(), class, 4, false, Tally::Batch).unwrap();
-        // Keep the span from emptying (which would reset it to a fresh run).
+        // Keep the span from emptying (which would reset it to one fresh stretch).
         let keeper = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
-        let slots = run_slots(&held, size);
+        let slots = stretch_slots(&held, size);
         free_slot(slots[1]);
         let again = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
         assert_eq!(again.list_len, 1);
@@ -474,7 +479,7 @@ mod tests {
         let class = class64();
         let size = CLASSES[class as usize].size;
         let r = reserve(heap(), class, 3, false, Tally::Batch).unwrap();
-        for p in run_slots(&r, size).into_iter().rev() {
+        for p in stretch_slots(&r, size).into_iter().rev() {
             free_slot(p);
         }
         let next = reserve(heap(), class, 3, false, Tally::Batch).unwrap();
@@ -494,7 +499,7 @@ mod tests {
         let shape = CLASSES[class as usize];
         let r = reserve(heap(), class, shape.slots, false, Tally::Batch).unwrap();
         assert_eq!(r.len, shape.slots, "the whole span");
-        let slots = run_slots(&r, shape.size);
+        let slots = stretch_slots(&r, shape.size);
         let victim = SendPtr(slots[5]);
         std::thread::spawn(move || {
             let victim = victim;

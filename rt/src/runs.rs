@@ -58,32 +58,17 @@ pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull
 /// the figures).
 #[inline(always)]
 fn take(run: &Run) -> Option<NonNull<u8>> {
-    if let Some(slot) = bump(run) {
-        return Some(slot);
-    }
-    if run.list_left.load(Ordering::Relaxed) == 0 {
-        return None;
-    }
-    let slot = pop_recycled(run);
+    let slot = run.cursor.take(run.size as usize, |slot| {
+        let frame = run.cursor.frame();
+        let key = link::key(region::span(frame));
+        // SAFETY: a recycled slot of the run's reservation, linked when it
+        // was freed; the last one's link is read but not followed.
+        let next = unsafe { read_link(slot, key) };
+        frame_base(frame).wrapping_add(next as usize)
+    })?;
     // SAFETY: a run's slots are this thread's, reserved, never handed out.
-    unsafe { link::on_handout(slot) };
-    NonNull::new(slot)
-}
-
-/// The next fresh slot of `run`, if its stretch is not used up.
-#[inline(always)]
-fn bump(run: &Run) -> Option<NonNull<u8>> {
-    let cur = run.cur.load(Ordering::Relaxed);
-    if cur == run.end.load(Ordering::Relaxed) {
-        return None;
-    }
-    run.cur
-        .store(cur.wrapping_add(run.size as usize), Ordering::Relaxed);
-    // SAFETY: the slot is this thread's, reserved and never handed out.
-    unsafe { link::on_handout(cur) };
-    // SAFETY: a run with slots in its stretch starts at a slot, never null
-    // (an empty run has both ends null, and returned above).
-    Some(unsafe { NonNull::new_unchecked(cur) })
+    unsafe { link::on_handout(slot.as_ptr()) };
+    Some(slot)
 }
 
 /// The class that serves `layout`, or [`NO_CLASS`]: the table's for the
@@ -123,26 +108,6 @@ fn next_slot(heap: OwnedHeap, run: &Run, class: u8) -> Option<NonNull<u8>> {
     take(run)
 }
 
-/// The next slot of the run's recycled list, which is not empty.
-#[inline(always)]
-fn pop_recycled(run: &Run) -> *mut u8 {
-    let frame = run.frame.load(Ordering::Relaxed);
-    let slot = run.list.load(Ordering::Relaxed);
-    let key = link::key(region::span(frame));
-    // SAFETY: a recycled slot of the run's reservation, linked when it was
-    // freed; the last one's link is read but not followed.
-    let next = unsafe { read_link(slot, key) };
-    run.list.store(
-        frame_base(frame).wrapping_add(next as usize),
-        Ordering::Relaxed,
-    );
-    run.list_left.store(
-        run.list_left.load(Ordering::Relaxed).saturating_sub(1),
-        Ordering::Relaxed,
-    );
-    slot
-}
-
 /// Reserves the run's next slots, which must all have been handed out.
 /// False when the runtime has none to give (no region, no memory).
 fn refill(heap: OwnedHeap, run: &Run, class: u8) -> bool {
@@ -157,21 +122,8 @@ fn refill(heap: OwnedHeap, run: &Run, class: u8) -> bool {
     let Some(reservation) = reserve(heap, class, want, false, Tally::Run) else {
         return false;
     };
-    let base = frame_base(reservation.frame);
-    run.frame.store(reservation.frame, Ordering::Relaxed);
-    run.cur.store(
-        base.wrapping_add(reservation.bump_start as usize),
-        Ordering::Relaxed,
-    );
-    run.end.store(
-        base.wrapping_add(reservation.bump_end as usize),
-        Ordering::Relaxed,
-    );
-    run.list.store(
-        base.wrapping_add(reservation.list_head as usize),
-        Ordering::Relaxed,
-    );
-    run.list_left.store(reservation.list_len, Ordering::Relaxed);
+    run.cursor
+        .install(frame_base(reservation.frame), &reservation);
     true
 }
 
@@ -185,14 +137,10 @@ pub(crate) fn count_large_block(state: ScopeState) {
 /// Slots the runs of `heap` hold and have not handed out, for statistics
 /// (read from any thread: a snapshot, exact when the owner is quiet).
 pub(crate) fn unused_slots(heap: &HeapRecord) -> u64 {
-    let mut unused = 0;
-    for run in &heap.runs {
-        let cur = run.cur.load(Ordering::Relaxed).addr();
-        let end = run.end.load(Ordering::Relaxed).addr();
-        unused += (end.saturating_sub(cur) / run.size.max(1) as usize) as u64;
-        unused += run.list_left.load(Ordering::Relaxed) as u64;
-    }
-    unused
+    heap.runs
+        .iter()
+        .map(|run| u64::from(run.cursor.unused(run.size as usize)))
+        .sum()
 }
 
 #[cfg(test)]

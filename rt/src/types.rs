@@ -22,6 +22,7 @@ use core::ptr;
 
 use crate::class::{class_for, CLASSES, NUM_CLASSES};
 use crate::config::MAX_SMALL_SIZE;
+use crate::cursor::SharedCursor;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, IndexStack, Ordering};
 
 /// The end of a free list.
@@ -331,21 +332,6 @@ impl SpanLocal {
     }
 }
 
-/// Slots reserved from one span: a list of recycled slots followed by a
-/// contiguous run of fresh ones. Offsets are bytes from the frame's start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Reservation {
-    pub frame: u32,
-    /// First recycled slot (valid when `list_len > 0`); each links the next.
-    pub list_head: u32,
-    pub list_len: u32,
-    /// The run of fresh slots `[bump_start, bump_end)`.
-    pub bump_start: u32,
-    pub bump_end: u32,
-    /// Slots in all: the list's and the run's.
-    pub len: u32,
-}
-
 /// What [`crate::heap::current`] returns on a thread with no heap: never a
 /// span's owner (an owner is a real record, or null).
 pub(crate) const NO_HEAP: *mut HeapRecord = ptr::dangling_mut();
@@ -481,26 +467,18 @@ impl HeapLocal {
 }
 
 /// The slots a thread's heap holds ready for one size class, handed out
-/// while a batch scope is open (see `runs.rs`): a contiguous run of fresh
-/// slots `[cur, end)`, then a list of recycled slots, all from the span of
-/// frame `frame`. Written by the owner only; atomics (relaxed, so plain
-/// loads and stores) so that `stats()` may read how many are left from
-/// another thread. One cache line each, so that finding a class's run is
-/// a shift.
+/// while a batch scope is open (see `runs.rs`): a cursor over one
+/// reservation, fresh slots first, then recycled ones. Walked by the owner
+/// only; its words are relaxed atomics so that `stats()` may count what is
+/// left from another thread. One cache line each, so that finding a
+/// class's run is a shift.
 #[repr(C, align(64))]
 pub(crate) struct Run {
     /// Bytes per slot of the run's class: the bump's stride. Fixed.
     pub size: u32,
-    pub cur: core::sync::atomic::AtomicPtr<u8>,
-    pub end: core::sync::atomic::AtomicPtr<u8>,
-    /// First recycled slot, each linking the next by its offset in the frame.
-    pub list: core::sync::atomic::AtomicPtr<u8>,
-    /// Recycled slots left on `list`.
-    pub list_left: core::sync::atomic::AtomicU32,
-    /// The frame all of the run's slots are in.
-    pub frame: core::sync::atomic::AtomicU32,
     /// Slots the next refill asks for; grows geometrically up to a span.
     pub want: core::sync::atomic::AtomicU32,
+    pub cursor: SharedCursor,
 }
 
 impl Run {
@@ -508,46 +486,9 @@ impl Run {
     const fn empty(size: u32) -> Run {
         Run {
             size,
-            cur: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
-            end: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
-            list: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
-            list_left: core::sync::atomic::AtomicU32::new(0),
-            frame: core::sync::atomic::AtomicU32::new(0),
             want: core::sync::atomic::AtomicU32::new(0),
+            cursor: SharedCursor::empty(),
         }
-    }
-
-    /// Empties the run, and returns what it held unhanded as the reservation
-    /// it is the rest of (`None` if it held nothing). Owner only. Offsets
-    /// are from `base`, the run's frame.
-    pub(crate) fn take_unused(&self, base: *mut u8) -> Option<Reservation> {
-        let cur = self.cur.load(Ordering::Relaxed);
-        let end = self.end.load(Ordering::Relaxed);
-        let list_len = self.list_left.load(Ordering::Relaxed);
-        if cur == end && list_len == 0 {
-            return None;
-        }
-        let offset = |p: *mut u8| p.addr().wrapping_sub(base.addr()) as u32;
-        let list_head = match list_len {
-            0 => 0,
-            _ => offset(self.list.load(Ordering::Relaxed)),
-        };
-        let run_len = match self.size {
-            0 => 0,
-            size => (end.addr().wrapping_sub(cur.addr()) / size as usize) as u32,
-        };
-        self.cur.store(ptr::null_mut(), Ordering::Relaxed);
-        self.end.store(ptr::null_mut(), Ordering::Relaxed);
-        self.list.store(ptr::null_mut(), Ordering::Relaxed);
-        self.list_left.store(0, Ordering::Relaxed);
-        Some(Reservation {
-            frame: self.frame.load(Ordering::Relaxed),
-            list_head,
-            list_len,
-            bump_start: offset(cur),
-            bump_end: offset(end),
-            len: list_len.wrapping_add(run_len),
-        })
     }
 }
 
