@@ -1,7 +1,7 @@
 //! `#[batch_alloc]` functions against the same functions without the
 //! attribute, under `BatchAlloc<System>`, in one process: in the default
 //! form (a batch scope per loop nest, capturing) and in the per-site form
-//! `#[batch_alloc(boxes)]`.
+//! `#[batch_alloc(per_site)]`.
 //!
 //! `cargo bench -p batch-alloc-benches --bench macro` (add `-- --quick` for a
 //! fast pass). Every group has a `plain`, a `scoped` and a `per_site` member
@@ -77,7 +77,7 @@ pub struct Tree {
 }
 
 /// Emits every function three times: in `plain` as written, in `scoped`
-/// under `#[batch_alloc]`, in `per_site` under `#[batch_alloc(boxes)]`.
+/// under `#[batch_alloc]`, in `per_site` under `#[batch_alloc(per_site)]`.
 macro_rules! twins {
     ($($item:item)*) => {
         mod plain {
@@ -90,7 +90,7 @@ macro_rules! twins {
         }
         mod per_site {
             use super::*;
-            $(#[batch_alloc::batch_alloc(boxes)] $item)*
+            $(#[batch_alloc::batch_alloc(per_site)] $item)*
         }
     };
 }

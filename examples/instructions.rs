@@ -10,7 +10,7 @@
 //! Workloads: `batch`, `box_new`, `vec` (T = 64 bytes, allocate N then drop);
 //! `plain`, `scoped` and `per_site` (the loop of `box_new` in a function of
 //! its own, written once, as written and under `#[batch_alloc]` and
-//! `#[batch_alloc(boxes)]`: what the attribute's loop costs, scope or batch
+//! `#[batch_alloc(per_site)]`: what the attribute's loop costs, scope or batch
 //! set-up included);
 //! `batch_cross`, `box_new_cross` (allocate N here, drop them on another
 //! thread, one that has never allocated from a batch: it gets a heap at its
@@ -116,7 +116,7 @@ macro_rules! annotated {
 }
 annotated!(plain, allow(clippy::vec_box));
 annotated!(scoped, batch_alloc::batch_alloc);
-annotated!(per_site, batch_alloc::batch_alloc(boxes));
+annotated!(per_site, batch_alloc::batch_alloc(per_site));
 
 /// Allocates `n` boxes per repetition and hands them to a worker thread,
 /// which drops them; with `worker_heap`, the worker first makes a heap of

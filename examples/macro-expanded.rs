@@ -1,6 +1,6 @@
 //! What `#[batch_alloc]` emits: `mod input` holds functions as written,
 //! `mod expanded` the same functions as the attribute rewrites them, and
-//! `mod expanded_boxes` as `#[batch_alloc(boxes)]` rewrites them. `main`
+//! `mod expanded_per_site` as `#[batch_alloc(per_site)]` rewrites them. `main`
 //! runs all three and checks that they agree, and that the default
 //! expansion is served as much as the real attribute.
 //!
@@ -90,7 +90,7 @@ mod input {
         out
     }
 
-    /// A `while let` loop: in boxes mode there is no trip count, so the
+    /// A `while let` loop: in the per-site form there is no trip count, so the
     /// batch grows its refills.
     #[batch_alloc]
     pub fn list(n: u64) -> Option<Box<Node>> {
@@ -103,7 +103,7 @@ mod input {
     }
 
     /// Nested loops: nothing at the loops in the default mode, whose scope
-    /// is the function (boxes mode: every call site's batch at the
+    /// is the function (per-site form: every call site's batch at the
     /// outermost loop, the inner loop's without a hint). A `Box::new`
     /// outside any loop is rewritten in the default mode only.
     #[batch_alloc]
@@ -122,7 +122,7 @@ mod input {
     /// A `loop` used as a value, `break` with a box, and what is left as
     /// written: a macro's tokens and `Box::new` as a value (their
     /// allocations are served all the same, as any allocation in a scope),
-    /// and in boxes mode a closure's `Box::new`.
+    /// and in the per-site form a closure's `Box::new`.
     #[batch_alloc]
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         let mut i = 0;
@@ -148,7 +148,7 @@ mod input {
     /// Iterator adapters, and a closure that loops. Default: the closures
     /// called by `map` run inside the function's scope; the closure's loop
     /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (boxes mode: nothing outside
+    /// function returns or on another thread (per-site form: nothing outside
     /// a loop, and a closure's loop is a nest of its own).
     #[batch_alloc]
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
@@ -228,7 +228,7 @@ mod expanded {
         )
     }
 
-    /// A `while let` loop: in boxes mode there is no trip count, so the
+    /// A `while let` loop: in the per-site form there is no trip count, so the
     /// batch grows its refills.
     pub fn list(n: u64) -> Option<Box<Node>> {
         ::batch_alloc::__private::function_scope::<Option<Box<Node>>, _>(
@@ -268,7 +268,7 @@ mod expanded {
     }
 
     /// Nested loops: nothing at the loops in the default mode, whose scope
-    /// is the function (boxes mode: every call site's batch at the
+    /// is the function (per-site form: every call site's batch at the
     /// outermost loop, the inner loop's without a hint). A `Box::new`
     /// outside any loop is rewritten in the default mode only.
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
@@ -342,7 +342,7 @@ mod expanded {
     /// A `loop` used as a value, `break` with a box, and what is left as
     /// written: a macro's tokens and `Box::new` as a value (their
     /// allocations are served all the same, as any allocation in a scope),
-    /// and in boxes mode a closure's `Box::new`.
+    /// and in the per-site form a closure's `Box::new`.
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         ::batch_alloc::__private::function_scope::<(Option<Box<String>>, Vec<Box<usize>>), _>(
             {
@@ -411,7 +411,7 @@ mod expanded {
     /// Iterator adapters, and a closure that loops. Default: the closures
     /// called by `map` run inside the function's scope; the closure's loop
     /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (boxes mode: nothing outside
+    /// function returns or on another thread (per-site form: nothing outside
     /// a loop, and a closure's loop is a nest of its own).
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
         ::batch_alloc::__private::function_scope::<Vec<Box<usize>>, _>(
@@ -532,8 +532,8 @@ mod expanded {
     }
 }
 
-/// The same functions as `#[batch_alloc(boxes)]` emits them.
-mod expanded_boxes {
+/// The same functions as `#[batch_alloc(per_site)]` emits them.
+mod expanded_per_site {
     use super::*;
 
     /// A `for` loop. Default: a scope guard declared first in the body,
@@ -574,7 +574,7 @@ mod expanded_boxes {
         out
     }
 
-    /// A `while let` loop: in boxes mode there is no trip count, so the
+    /// A `while let` loop: in the per-site form there is no trip count, so the
     /// batch grows its refills.
     pub fn list(n: u64) -> Option<Box<Node>> {
         let mut values = 0..n;
@@ -604,7 +604,7 @@ mod expanded_boxes {
     }
 
     /// Nested loops: nothing at the loops in the default mode, whose scope
-    /// is the function (boxes mode: every call site's batch at the
+    /// is the function (per-site form: every call site's batch at the
     /// outermost loop, the inner loop's without a hint). A `Box::new`
     /// outside any loop is rewritten in the default mode only.
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
@@ -661,7 +661,7 @@ mod expanded_boxes {
     /// A `loop` used as a value, `break` with a box, and what is left as
     /// written: a macro's tokens and `Box::new` as a value (their
     /// allocations are served all the same, as any allocation in a scope),
-    /// and in boxes mode a closure's `Box::new`.
+    /// and in the per-site form a closure's `Box::new`.
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         let mut i = 0;
         let found = {
@@ -704,12 +704,12 @@ mod expanded_boxes {
     /// Iterator adapters, and a closure that loops. Default: the closures
     /// called by `map` run inside the function's scope; the closure's loop
     /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (boxes mode: nothing outside
+    /// function returns or on another thread (per-site form: nothing outside
     /// a loop, and a closure's loop is a nest of its own).
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
         {
             #[deprecated(
-                note = "`#[batch_alloc(boxes)]` has nothing to rewrite in `lengths`: no `Box::new(..)` call inside a loop; `Box::new` only inside closures or `async` blocks, which may run after the loop. The per-site form serves only `Box::new` calls inside loops; `#[batch_alloc]`, without `boxes`, makes the function a batch scope that serves everything it allocates; `#[batch_alloc(boxes, quiet)]` keeps this form without the warning"
+                note = "`#[batch_alloc(per_site)]` has nothing to rewrite in `lengths`: no `Box::new(..)` call inside a loop; `Box::new` only inside closures or `async` blocks, which may run after the loop. The per-site form serves only `Box::new` calls inside loops; `#[batch_alloc]`, without `per_site`, makes the function a batch scope that serves everything it allocates; `#[batch_alloc(per_site, quiet)]` keeps this form without the warning"
             )]
             struct BatchAllocHasNothingToRewrite;
             let _ = BatchAllocHasNothingToRewrite;
@@ -825,44 +825,47 @@ fn main() {
             "parse",
             run(|| input::parse(&lines)),
             run(|| expanded::parse(&lines)),
-            run(|| expanded_boxes::parse(&lines)),
+            run(|| expanded_per_site::parse(&lines)),
         ),
         (
             "list",
             run(|| input::list(20)),
             run(|| expanded::list(20)),
-            run(|| expanded_boxes::list(20)),
+            run(|| expanded_per_site::list(20)),
         ),
         (
             "grid",
             run(|| input::grid(3, 4)),
             run(|| expanded::grid(3, 4)),
-            run(|| expanded_boxes::grid(3, 4)),
+            run(|| expanded_per_site::grid(3, 4)),
         ),
         (
             "first_long",
             run(|| input::first_long(&words, 2)),
             run(|| expanded::first_long(&words, 2)),
-            run(|| expanded_boxes::first_long(&words, 2)),
+            run(|| expanded_per_site::first_long(&words, 2)),
         ),
         (
             "lengths",
             run(|| input::lengths(&words)),
             run(|| expanded::lengths(&words)),
-            run(|| expanded_boxes::lengths(&words)),
+            run(|| expanded_per_site::lengths(&words)),
         ),
         (
             "sum_boxed",
             run(|| block_on(input::sum_boxed(values()))),
             run(|| block_on(expanded::sum_boxed(values()))),
-            run(|| block_on(expanded_boxes::sum_boxed(values()))),
+            run(|| block_on(expanded_per_site::sum_boxed(values()))),
         ),
     ];
     for (name, written, emitted, boxes) in runs {
         assert_eq!(written, emitted, "{name}: the printed expansion disagrees");
-        assert_eq!(written.0, boxes.0, "{name}: boxes mode changed a result");
+        assert_eq!(
+            written.0, boxes.0,
+            "{name}: the per-site form changed a result"
+        );
         println!(
-            "{name}: {} allocations from the scope; in boxes mode, {} boxes from batches",
+            "{name}: {} allocations from the scope; in the per-site form, {} boxes from batches",
             written.1, boxes.1
         );
     }

@@ -120,7 +120,7 @@
 //! it compiles under `#![forbid(unsafe_code)]`; evaluation and drop order,
 //! `break`, `return`, `?` and panics behave as written.
 //!
-//! `#[batch_alloc(boxes)]` is the per-site form: each `Box::new` inside a
+//! `#[batch_alloc(per_site)]` is the per-site form: each `Box::new` inside a
 //! loop takes its slot from a batch of its own, declared outside the loop
 //! and sized by its trip count; it opens no scope, and nothing else
 //! changes.
@@ -571,7 +571,7 @@ pub mod __private {
         }
     }
 
-    /// What `#[batch_alloc(boxes)]` turns `Box::new(value)` into, counted at
+    /// What `#[batch_alloc(per_site)]` turns `Box::new(value)` into, counted at
     /// `site` (see [`box_from_batch`]).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -620,7 +620,7 @@ pub mod __private {
         batch_alloc_rt::__private::box_in_scope(value)
     }
 
-    /// What `#[batch_alloc(boxes)]` turns `Box::new(value)` into, inside a
+    /// What `#[batch_alloc(per_site)]` turns `Box::new(value)` into, inside a
     /// loop.
     ///
     /// `new` is the user's own `Box::new` path, passed along and never called:

@@ -33,7 +33,7 @@ pub enum SiteKind {
     Scope,
     /// A `Box::new` of a scoped function.
     Boxed,
-    /// A `Box::new` inside a loop of a `#[batch_alloc(boxes)]` function.
+    /// A `Box::new` inside a loop of a `#[batch_alloc(per_site)]` function.
     Batched,
 }
 

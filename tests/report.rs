@@ -34,7 +34,7 @@ fn leaf(i: u64) -> Box<u64> {
     Box::new(i)
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn per_site(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {

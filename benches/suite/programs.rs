@@ -1,6 +1,6 @@
 //! Real programs, each built from one source by [`twins!`]: as written
 //! (`plain`) and under `#[batch_alloc]` (`attr`), so that the two differ by
-//! the attribute alone, and under `#[batch_alloc(boxes)]` (`per_site`, for
+//! the attribute alone, and under `#[batch_alloc(per_site)]` (`per_site`, for
 //! the real-programs table of `real.rs`; the criterion benches here run the
 //! first two). Every binary runs both, so each program
 //! has a figure for each allocator with and without the attribute (without
@@ -34,7 +34,7 @@ use serde::Deserialize;
 use super::Binary;
 
 /// Emits the items three times: in `plain` as written, in `attr` under
-/// `#[batch_alloc]`, in `per_site` under `#[batch_alloc(boxes)]`. Types
+/// `#[batch_alloc]`, in `per_site` under `#[batch_alloc(per_site)]`. Types
 /// (which the attribute does not take) go in a leading `types { .. }` and
 /// are emitted in each, unannotated.
 macro_rules! twins {
@@ -57,7 +57,7 @@ macro_rules! twins {
             #[allow(unused_imports)]
             use super::*;
             $($ty)*
-            $(#[batch_alloc::batch_alloc(boxes, quiet)] $item)*
+            $(#[batch_alloc::batch_alloc(per_site, quiet)] $item)*
         }
     };
     ($($item:item)*) => {

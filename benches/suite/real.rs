@@ -16,7 +16,7 @@
 //! The programs are the examples', included by path, so the table measures
 //! the code the examples show, annotated as they annotate it. Each source
 //! writes its code out three times: as written, under `#[batch_alloc]`
-//! and under `#[batch_alloc(boxes)]`; the variants are four (see
+//! and under `#[batch_alloc(per_site)]`; the variants are four (see
 //! [`Variant`]), so that the default of capture can be chosen by
 //! measurement over every program (issue 12, point 5):
 //!
@@ -76,7 +76,7 @@ pub enum Variant {
     /// `batch_alloc::set_capture(Capture::Boxes)` first: scopes open, but
     /// serve only the annotated `Box::new`s.
     ScopedBoxes,
-    /// Under `#[batch_alloc(boxes)]` where the example puts `#[batch_alloc]`:
+    /// Under `#[batch_alloc(per_site)]` where the example puts `#[batch_alloc]`:
     /// the per-site form, each `Box::new` in a loop from a batch of its own,
     /// no scope.
     PerSite,

@@ -6,7 +6,7 @@
 //! `visit_seq` and `visit_map` method that boxes what it reads. That
 //! attribute is the only difference between the two: in your own code you
 //! would write the visitors once, with the attribute, and no macro. (A
-//! third copy, `per_site`, under `#[batch_alloc(boxes)]`, is for the
+//! third copy, `per_site`, under `#[batch_alloc(per_site)]`, is for the
 //! real-programs table.)
 //!
 //! What serves what. Under `#[batch_alloc]`, the records list's loop is
@@ -328,12 +328,12 @@ pub mod batched {
     deserializers!(#[batch_alloc]);
 }
 
-/// The same deserializers under `#[batch_alloc(boxes)]`, the per-site
+/// The same deserializers under `#[batch_alloc(per_site)]`, the per-site
 /// form: the real-programs table's third twin (the demonstration runs the
 /// two above).
 #[allow(dead_code)]
 pub mod per_site {
     use batch_alloc::batch_alloc;
 
-    deserializers!(#[batch_alloc(boxes)]);
+    deserializers!(#[batch_alloc(per_site)]);
 }

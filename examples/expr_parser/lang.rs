@@ -2,7 +2,7 @@
 //! language's tree, its precedence-climbing parser written once (`parser!`)
 //! and out twice, [`plain`] as it stands and [`batched`] with
 //! `#[batch_alloc]` on the methods whose loops box (and a third time,
-//! [`per_site`] under `#[batch_alloc(boxes)]`, for the real-programs
+//! [`per_site`] under `#[batch_alloc(per_site)]`, for the real-programs
 //! table), and the generated input
 //! ([`generate`]). A harness that wants this program under other global
 //! allocators includes this file by path; it names `batch_alloc` and
@@ -374,13 +374,13 @@ pub mod batched {
     parser!(#[batch_alloc]);
 }
 
-/// The same parser under `#[batch_alloc(boxes)]`, the per-site form: the
+/// The same parser under `#[batch_alloc(per_site)]`, the per-site form: the
 /// real-programs table's third twin (the example runs the two above).
 #[allow(dead_code)]
 pub mod per_site {
     use batch_alloc::batch_alloc;
 
-    parser!(#[batch_alloc(boxes)]);
+    parser!(#[batch_alloc(per_site)]);
 }
 
 /// The generated input.

@@ -2,7 +2,7 @@
 //! adjacency lists of `Box<Edge>`, the scanner, the reader written once
 //! (`reader!`) and out twice, [`plain`] as it stands and [`batched`] under
 //! `#[batch_alloc]` (and a third time, [`per_site`] under
-//! `#[batch_alloc(boxes)]`, for the real-programs table), the generated
+//! `#[batch_alloc(per_site)]`, for the real-programs table), the generated
 //! edge list, and the thread that drops graphs elsewhere. A harness that wants this program under other global
 //! allocators includes this file by path, beside a `timing` module
 //! (`examples/shared/timing.rs`, whose `Clock` times the drop); it names
@@ -193,13 +193,13 @@ pub mod batched {
     reader!(#[batch_alloc]);
 }
 
-/// The same reader under `#[batch_alloc(boxes)]`, the per-site form: the
+/// The same reader under `#[batch_alloc(per_site)]`, the per-site form: the
 /// real-programs table's third twin (the example runs the two above).
 #[allow(dead_code)]
 pub mod per_site {
     use batch_alloc::batch_alloc;
 
-    reader!(#[batch_alloc(boxes)]);
+    reader!(#[batch_alloc(per_site)]);
 }
 
 /// An edge list of `edges` random edges between `vertices` vertices, the

@@ -16,7 +16,7 @@
 //! `parser!` in `parse.rs`, `checker!` in `check.rs`), and written out
 //! twice: [`plain`] as it stands, [`batched`] with `#[batch_alloc]` on every
 //! function and every `impl` block, as a user who annotates everything
-//! would (and a third time, [`per_site`], under `#[batch_alloc(boxes)]`,
+//! would (and a third time, [`per_site`], under `#[batch_alloc(per_site)]`,
 //! for the real-programs table). The types (`ast.rs`) are shared, so
 //! tokens, trees and summaries of the twins compare equal. A harness that wants this program under other
 //! global allocators includes this file by path; the files beside it come
@@ -93,14 +93,14 @@ pub mod batched {
     checker!(#[batch_alloc::batch_alloc(quiet)]);
 }
 
-/// The same front end under `#[batch_alloc(boxes, quiet)]`, the per-site
+/// The same front end under `#[batch_alloc(per_site, quiet)]`, the per-site
 /// form, on every function and `impl`: the real-programs table's third
 /// twin (the example runs the two above).
 #[allow(dead_code)]
 pub mod per_site {
     use super::*;
 
-    lexer!(#[batch_alloc::batch_alloc(boxes, quiet)]);
-    parser!(#[batch_alloc::batch_alloc(boxes, quiet)]);
-    checker!(#[batch_alloc::batch_alloc(boxes, quiet)]);
+    lexer!(#[batch_alloc::batch_alloc(per_site, quiet)]);
+    parser!(#[batch_alloc::batch_alloc(per_site, quiet)]);
+    checker!(#[batch_alloc::batch_alloc(per_site, quiet)]);
 }

@@ -1,4 +1,5 @@
-//! The attribute's arguments: none, `boxes`, `quiet`, or both.
+//! The attribute's arguments: none, `per_site`, `quiet`, or both (`boxes`
+//! is `per_site`'s old name, kept with a deprecation warning).
 //!
 //! Every decision the attribute makes (which calls to rewrite, where each
 //! batch or scope lives, how it is sized) follows from the syntax of the
@@ -22,10 +23,10 @@ pub(crate) enum Mode {
     /// while it is open.
     #[default]
     Scoped,
-    /// `#[batch_alloc(boxes)]`: each `Box::new` inside a loop allocates from
-    /// a batch of its own declared just outside the loop; nothing else
+    /// `#[batch_alloc(per_site)]`: each `Box::new` inside a loop allocates
+    /// from a batch of its own declared just outside the loop; nothing else
     /// changes.
-    Boxes,
+    PerSite,
 }
 
 /// The parsed arguments of `#[batch_alloc(...)]`.
@@ -34,9 +35,15 @@ pub(crate) struct Args {
     pub mode: Mode,
     /// `quiet`: no warning when the attribute leaves a function as written.
     pub quiet: bool,
+    /// `boxes`, as the user wrote it, when it named the per-site form: the
+    /// expansion warns there that the name is deprecated.
+    pub old_name: Option<Ident>,
 }
 
-const EXPECTED: &str = "`#[batch_alloc]` takes no argument, `boxes`, `quiet`, or both";
+/// The arguments there are, old names included.
+const KNOWN: [&str; 3] = ["per_site", "quiet", "boxes"];
+
+const EXPECTED: &str = "`#[batch_alloc]` takes no argument, `per_site`, `quiet`, or both";
 
 impl Parse for Args {
     fn parse(input: ParseStream) -> Result<Self> {
@@ -50,7 +57,7 @@ impl Parse for Args {
             _ => {
                 let rest: TokenStream = input.parse()?;
                 let message = match rest.clone().into_iter().next() {
-                    Some(TokenTree::Ident(name)) if name != "boxes" && name != "quiet" => {
+                    Some(TokenTree::Ident(name)) if !KNOWN.iter().any(|known| name == known) => {
                         format!("unknown argument `{name}`: {EXPECTED}")
                     }
                     _ => format!("expected arguments separated by commas: {EXPECTED}"),
@@ -59,10 +66,10 @@ impl Parse for Args {
             }
         };
         input.parse::<TokenStream>()?;
-        let (mut boxes, mut quiet) = (None, None);
+        let (mut per_site, mut quiet) = (None, None);
         for name in names {
-            let slot = if name == "boxes" {
-                &mut boxes
+            let slot = if name == "per_site" || name == "boxes" {
+                &mut per_site
             } else if name == "quiet" {
                 &mut quiet
             } else {
@@ -71,13 +78,18 @@ impl Parse for Args {
                     format!("unknown argument `{name}`: {EXPECTED}"),
                 ));
             };
-            if slot.is_some() {
-                return Err(Error::new_spanned(&name, format!("`{name}` given twice")));
+            if let Some(first) = slot {
+                let message = match first == &name {
+                    true => format!("`{name}` given twice"),
+                    false => "`per_site` given twice: `boxes` is its old name".to_string(),
+                };
+                return Err(Error::new_spanned(&name, message));
             }
             *slot = Some(name);
         }
-        if boxes.is_some() {
-            args.mode = Mode::Boxes;
+        if let Some(name) = per_site {
+            args.mode = Mode::PerSite;
+            args.old_name = (name == "boxes").then_some(name);
         }
         args.quiet = quiet.is_some();
         Ok(args)

@@ -7,7 +7,7 @@ use syn::{Attribute, Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt
 use crate::args::{Args, Mode};
 use crate::scoped::Owner;
 use crate::shared::Names;
-use crate::{boxes, scoped};
+use crate::{per_site, scoped};
 use syn::spanned::Spanned;
 
 /// Input:  the attribute's arguments and the item it is on.
@@ -34,6 +34,9 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                 let subject = format!("`{}`", function.sig.ident);
                 let warning = nothing_to_rewrite(args.mode, &function.sig.ident, &subject, &why);
                 function.block.stmts.insert(0, warning);
+            }
+            if let Some(boxes) = &args.old_name {
+                function.block.stmts.insert(0, old_name(boxes));
             }
         }
         Item::Impl(block) => {
@@ -70,6 +73,13 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                 let at = syn::Ident::new("this_impl", span);
                 let warning = nothing_to_rewrite(args.mode, &at, "this `impl` block", &why);
                 method.block.stmts.insert(0, warning);
+            }
+            let first = block.items.iter_mut().find_map(|member| match member {
+                ImplItem::Fn(method) => Some(method),
+                _ => None,
+            });
+            if let (Some(boxes), Some(method)) = (&args.old_name, first) {
+                method.block.stmts.insert(0, old_name(boxes));
             }
         }
         _ => {}
@@ -109,7 +119,7 @@ fn rewrite_fn(
             true => None,
             false => Some(format!("its body is {LEAF}")),
         },
-        Mode::Boxes => boxes::rewrite_fn(body, &mut names),
+        Mode::PerSite => per_site::rewrite_fn(body, &mut names),
     }
 }
 
@@ -125,16 +135,32 @@ fn nothing_to_rewrite(mode: Mode, at: &syn::Ident, subject: &str, why: &str) -> 
              scope is open, annotate the functions that call it, or write the body as \
              `batch_alloc::scope(|| ..)`; `#[batch_alloc(quiet)]` keeps it without this warning"
         ),
-        Mode::Boxes => format!(
-            "`#[batch_alloc(boxes)]` has nothing to rewrite in {subject}: {why}. The per-site \
-             form serves only `Box::new` calls inside loops; `#[batch_alloc]`, without `boxes`, \
+        Mode::PerSite => format!(
+            "`#[batch_alloc(per_site)]` has nothing to rewrite in {subject}: {why}. The per-site \
+             form serves only `Box::new` calls inside loops; `#[batch_alloc]`, without `per_site`, \
              makes the function a batch scope that serves everything it allocates; \
-             `#[batch_alloc(boxes, quiet)]` keeps this form without the warning"
+             `#[batch_alloc(per_site, quiet)]` keeps this form without the warning"
         ),
     };
+    warning("BatchAllocHasNothingToRewrite", at.span(), &note)
+}
+
+/// A statement that makes the compiler warn, at `boxes`, that the per-site
+/// form's argument is now `per_site`.
+fn old_name(boxes: &Ident) -> Stmt {
+    let note = "`#[batch_alloc(boxes)]` is now `#[batch_alloc(per_site)]`: `boxes` named two \
+                things (this form, and `Capture::Boxes`, a scope that serves only the annotated \
+                boxes); the old name will go in a later release";
+    warning("BatchAllocBoxesIsNowPerSite", boxes.span(), note)
+}
+
+/// A statement whose only effect is a warning at `at` with `note`: the use
+/// of a deprecated local item named `name`, the stable way for an
+/// attribute to warn. `#[allow(deprecated)]` silences it.
+fn warning(name: &str, at: Span, note: &str) -> Stmt {
     let span = Span::mixed_site();
-    let item = Ident::new("BatchAllocHasNothingToRewrite", span);
-    let used = Ident::new("BatchAllocHasNothingToRewrite", at.span());
+    let item = Ident::new(name, span);
+    let used = Ident::new(name, at);
     Stmt::Expr(
         Expr::Verbatim(quote_spanned! {span=>
             {

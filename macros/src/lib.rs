@@ -5,8 +5,8 @@
 //!
 //! Layout: `args.rs` parses the arguments; `expand.rs` handles the item and
 //! says, with a warning, when a function is left as written; `scoped.rs` is
-//! the default form (a function is a batch scope); `boxes/` the per-site
-//! form (`boxes`: finding loop nests and their `Box::new` calls, the code
+//! the default form (a function is a batch scope); `per_site/` the per-site
+//! form (`per_site`: finding loop nests and their `Box::new` calls, the code
 //! they get, and the inventory its warning is made from); `shared/` what
 //! both forms use (which calls are `Box::new`, names, paths, the report's
 //! site statics).
@@ -39,8 +39,8 @@ macro_rules! visit_only_run_time_code {
 }
 
 mod args;
-mod boxes;
 mod expand;
+mod per_site;
 mod scoped;
 mod shared;
 
@@ -162,14 +162,15 @@ use proc_macro::TokenStream;
 ///
 /// # Arguments
 ///
-/// - `#[batch_alloc(boxes)]`: the per-site form. Each `Box::new` that runs
+/// - `#[batch_alloc(per_site)]`: the per-site form. Each `Box::new` that runs
 ///   as part of a loop's iterations takes its slot from a batch of its own,
 ///   declared just outside the outermost loop and sized by a `for` loop's
 ///   `size_hint()` (the others grow their refills geometrically); nothing
 ///   else changes, and no scope opens. Closures, macro invocations, a `for`
 ///   loop's head and calls outside loops are left as written. Inside a
 ///   scope a caller opened, the function's other allocations are still
-///   served, like everything on the thread.
+///   served, like everything on the thread. Its old name, `boxes`, still
+///   works, with a deprecation warning at the argument.
 /// - `#[batch_alloc(quiet)]`: no warning when the attribute leaves the
 ///   function as written (see Warnings).
 ///

@@ -410,7 +410,7 @@ fn scoped_async_block(future: ExprAsync) -> Expr {
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
 /// Output: `::batch_alloc::__private::box_in_scope_at(SITE, Box::new, value)`
 ///
-/// As in `boxes` mode, the user's own `Box::new` path is passed along and
+/// As in the per-site form, the user's own `Box::new` path is passed along and
 /// never called, so that the compiler checks it is the standard one.
 fn boxed_call(call: ExprCall) -> Expr {
     let at = site("Boxed", call.span());

@@ -6,7 +6,7 @@ use core::ptr::{self, NonNull};
 
 use crate::class::{self, class_of, stride_of, NO_CLASS};
 use crate::config::{FIRST_REFILL, TINY_LOOP};
-use crate::cursor::LocalCursor;
+use crate::cursor::{box_in_slot, LocalCursor};
 use crate::growth::{default_growth_code, Growth};
 use crate::heap;
 use crate::link::{self, read_link};
@@ -404,5 +404,5 @@ unsafe fn hand_out<T>(slot: NonNull<u8>, value: T) -> Box<T> {
     unsafe { link::on_handout(slot.as_ptr()) };
     // SAFETY: as the caller promises, and this batch reserved only because
     // `BatchAlloc` is the global allocator.
-    unsafe { link::box_in_slot(slot, value) }
+    unsafe { box_in_slot(slot, value) }
 }

@@ -16,6 +16,7 @@
 //!
 //! The link format of the recycled list belongs to `link.rs`, above this
 //! module: whoever pops the list says how to follow a link (`follow`).
+//! A slot taken leaves the runtime as a `Box<T>` through [`box_in_slot`].
 
 use core::cell::Cell;
 use core::ptr::{self, NonNull};
@@ -253,6 +254,26 @@ impl<P: Word<*mut u8>, C: Word<u32>, N: Word<i32>> Cursor<P, C, N> {
             len: list_len.wrapping_add(fresh),
         })
     }
+}
+
+/// Moves `value` into `slot` and boxes it: how every slot leaves the
+/// runtime as a `Box<T>`.
+///
+/// # Safety
+/// - `slot` is a slot of `T`'s class (large and aligned enough for `T`),
+///   reserved to the caller, never handed out before, its freed mark
+///   cleared (`link::on_handout`).
+/// - `BatchAlloc` is the global allocator, so that the box's drop frees the
+///   slot into its span.
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) unsafe fn box_in_slot<T>(slot: core::ptr::NonNull<u8>, value: T) -> Box<T> {
+    let slot = slot.cast::<T>().as_ptr();
+    // SAFETY: the slot fits and aligns `T` and nobody else uses it.
+    unsafe { slot.write(value) };
+    // SAFETY: the slot now holds a `T`, and the global allocator frees it
+    // (the caller's contract).
+    unsafe { Box::from_raw(slot) }
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@
 //!    (`scope.rs`), `alloc_in_scope` (`runs.rs`), `take` (`runs.rs`). A
 //!    fresh slot is a pointer bump, a recycled one a list pop, both by the
 //!    cursor a loop's batch walks too — `Cursor::take` (`cursor.rs`). The
-//!    value moves in — `box_in_slot` (`link.rs`).
+//!    value moves in — `box_in_slot` (`cursor.rs`).
 //! 5. Any other small allocation while a capturing scope is open (strings,
 //!    vectors, library code) comes through the global allocator —
 //!    `BatchAlloc::alloc` (`global.rs`), `alloc_captured` (`global.rs`),

@@ -220,26 +220,6 @@ pub(crate) unsafe fn on_handout(slot: *mut u8) {
     }
 }
 
-/// Moves `value` into `slot` and boxes it: how every slot leaves the
-/// runtime as a `Box<T>`.
-///
-/// # Safety
-/// - `slot` is a slot of `T`'s class (large and aligned enough for `T`),
-///   reserved to the caller, never handed out before, its freed mark
-///   cleared ([`on_handout`]).
-/// - `BatchAlloc` is the global allocator, so that the box's drop frees the
-///   slot into its span.
-#[cfg_attr(debug_assertions, inline)]
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) unsafe fn box_in_slot<T>(slot: core::ptr::NonNull<u8>, value: T) -> Box<T> {
-    let slot = slot.cast::<T>().as_ptr();
-    // SAFETY: the slot fits and aligns `T` and nobody else uses it.
-    unsafe { slot.write(value) };
-    // SAFETY: the slot now holds a `T`, and the global allocator frees it
-    // (the caller's contract).
-    unsafe { Box::from_raw(slot) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,8 +21,8 @@ use core::sync::atomic::{AtomicBool, AtomicUsize};
 use core::task::{Context, Poll};
 
 use crate::class::{class_of, NO_CLASS};
+use crate::cursor::box_in_slot;
 use crate::heap::{self, ScopeState, CAPTURING};
-use crate::link::box_in_slot;
 use crate::probe::is_active;
 use crate::runs::alloc_in_scope;
 use crate::settings::{settings, warn_not_installed};
@@ -53,7 +53,7 @@ static CAPTURE_DECIDED: AtomicBool = AtomicBool::new(false);
 /// capture. Without a call, the environment variable `BATCH_ALLOC_CAPTURE`
 /// decides when the first scope opens (`boxes` for [`Capture::Boxes`]), and
 /// otherwise scopes capture everything. Functions annotated
-/// `#[batch_alloc(boxes)]` open no scope at all, whatever this says.
+/// `#[batch_alloc(per_site)]` open no scope at all, whatever this says.
 pub fn set_capture(capture: Capture) {
     let bit = match capture {
         Capture::All => CAPTURING,

@@ -2,8 +2,8 @@
 //! one module per subject, named as the file it was (`cargo test --test
 //! macro -- macro_scoped` runs the scoped form's tests alone).
 //!
-//! - `macro_boxes`, `macro_scoped`: the catalogue of `macro_common/` under
-//!   `#[batch_alloc(boxes)]` and under `#[batch_alloc]`, against the code
+//! - `macro_per_site`, `macro_scoped`: the catalogue of `macro_common/` under
+//!   `#[batch_alloc(per_site)]` and under `#[batch_alloc]`, against the code
 //!   as written.
 //! - `reach`: iterator chains, recursion, derived `Deserialize`, `scope()`,
 //!   rayon.
@@ -28,7 +28,7 @@
     clippy::unnecessary_map_on_constructor,
     clippy::vec_init_then_push
 )]
-// `macro_boxes` and `macro_scoped` each compile `macro_common/scenarios.rs`
+// `macro_per_site` and `macro_scoped` each compile `macro_common/scenarios.rs`
 // against their own `plain` and `batched`.
 #![allow(clippy::duplicate_mod)]
 
@@ -38,8 +38,8 @@ mod macro_common;
 mod serial;
 
 mod impl_methods;
-mod macro_boxes;
 mod macro_expanded;
+mod macro_per_site;
 mod macro_scoped;
 mod reach;
 mod return_types;

@@ -1,10 +1,10 @@
 //! Keeps `examples/macro-expanded.rs` equal to what `#[batch_alloc]` emits,
-//! in its default mode and as `#[batch_alloc(boxes)]`.
+//! in its default mode and as `#[batch_alloc(per_site)]`.
 //!
 //! The example's input is written once, below, in `example!`: the macro
 //! hands it to `stringify!` (the input as written), to the attribute's own
 //! expansion (through a hidden proc macro of `batch-alloc-macros`), and,
-//! with each `#[batch_alloc]` turned into `#[batch_alloc(boxes)]`, to the
+//! with each `#[batch_alloc]` turned into `#[batch_alloc(per_site)]`, to the
 //! expansion again. The test lays the three out with prettyplease and
 //! compares the result with the committed file, both parsed and printed
 //! again, so that only the code counts, not how rustfmt laid it out. After
@@ -28,13 +28,13 @@ macro_rules! example {
 }
 
 /// The expansion of the input with every top-level `#[batch_alloc]` made
-/// `#[batch_alloc(boxes)]`.
+/// `#[batch_alloc(per_site)]`.
 macro_rules! in_boxes_mode {
     ([$($done:tt)*]) => {
         batch_alloc_macros::__expand_to_string!($($done)*)
     };
     ([$($done:tt)*] #[batch_alloc] $($rest:tt)*) => {
-        in_boxes_mode!([$($done)* #[batch_alloc(boxes)]] $($rest)*)
+        in_boxes_mode!([$($done)* #[batch_alloc(per_site)]] $($rest)*)
     };
     ([$($done:tt)*] $next:tt $($rest:tt)*) => {
         in_boxes_mode!([$($done)* $next] $($rest)*)
@@ -58,7 +58,7 @@ example! {
         out
     }
 
-    /// A `while let` loop: in boxes mode there is no trip count, so the
+    /// A `while let` loop: in the per-site form there is no trip count, so the
     /// batch grows its refills.
     #[batch_alloc]
     pub fn list(n: u64) -> Option<Box<Node>> {
@@ -71,7 +71,7 @@ example! {
     }
 
     /// Nested loops: nothing at the loops in the default mode, whose scope
-    /// is the function (boxes mode: every call site's batch at the
+    /// is the function (per-site form: every call site's batch at the
     /// outermost loop, the inner loop's without a hint). A `Box::new`
     /// outside any loop is rewritten in the default mode only.
     #[batch_alloc]
@@ -90,7 +90,7 @@ example! {
     /// A `loop` used as a value, `break` with a box, and what is left as
     /// written: a macro's tokens and `Box::new` as a value (their
     /// allocations are served all the same, as any allocation in a scope),
-    /// and in boxes mode a closure's `Box::new`.
+    /// and in the per-site form a closure's `Box::new`.
     #[batch_alloc]
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         let mut i = 0;
@@ -116,7 +116,7 @@ example! {
     /// Iterator adapters, and a closure that loops. Default: the closures
     /// called by `map` run inside the function's scope; the closure's loop
     /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (boxes mode: nothing outside
+    /// function returns or on another thread (per-site form: nothing outside
     /// a loop, and a closure's loop is a nest of its own).
     #[batch_alloc]
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
@@ -148,7 +148,7 @@ example! {
 const PRELUDE: &str = r#"
     //! What `#[batch_alloc]` emits: `mod input` holds functions as written,
     //! `mod expanded` the same functions as the attribute rewrites them, and
-    //! `mod expanded_boxes` as `#[batch_alloc(boxes)]` rewrites them. `main`
+    //! `mod expanded_per_site` as `#[batch_alloc(per_site)]` rewrites them. `main`
     //! runs all three and checks that they agree, and that the default
     //! expansion is served as much as the real attribute.
     //!
@@ -246,18 +246,18 @@ const MAIN: &str = r#"
         let words = ["a", "bb", "ccc"];
         let values = || vec![1, 2, 3];
         let runs = [
-            ("parse", run(|| input::parse(&lines)), run(|| expanded::parse(&lines)), run(|| expanded_boxes::parse(&lines))),
-            ("list", run(|| input::list(20)), run(|| expanded::list(20)), run(|| expanded_boxes::list(20))),
-            ("grid", run(|| input::grid(3, 4)), run(|| expanded::grid(3, 4)), run(|| expanded_boxes::grid(3, 4))),
-            ("first_long", run(|| input::first_long(&words, 2)), run(|| expanded::first_long(&words, 2)), run(|| expanded_boxes::first_long(&words, 2))),
-            ("lengths", run(|| input::lengths(&words)), run(|| expanded::lengths(&words)), run(|| expanded_boxes::lengths(&words))),
-            ("sum_boxed", run(|| block_on(input::sum_boxed(values()))), run(|| block_on(expanded::sum_boxed(values()))), run(|| block_on(expanded_boxes::sum_boxed(values())))),
+            ("parse", run(|| input::parse(&lines)), run(|| expanded::parse(&lines)), run(|| expanded_per_site::parse(&lines))),
+            ("list", run(|| input::list(20)), run(|| expanded::list(20)), run(|| expanded_per_site::list(20))),
+            ("grid", run(|| input::grid(3, 4)), run(|| expanded::grid(3, 4)), run(|| expanded_per_site::grid(3, 4))),
+            ("first_long", run(|| input::first_long(&words, 2)), run(|| expanded::first_long(&words, 2)), run(|| expanded_per_site::first_long(&words, 2))),
+            ("lengths", run(|| input::lengths(&words)), run(|| expanded::lengths(&words)), run(|| expanded_per_site::lengths(&words))),
+            ("sum_boxed", run(|| block_on(input::sum_boxed(values()))), run(|| block_on(expanded::sum_boxed(values()))), run(|| block_on(expanded_per_site::sum_boxed(values())))),
         ];
         for (name, written, emitted, boxes) in runs {
             assert_eq!(written, emitted, "{name}: the printed expansion disagrees");
-            assert_eq!(written.0, boxes.0, "{name}: boxes mode changed a result");
+            assert_eq!(written.0, boxes.0, "{name}: the per-site form changed a result");
             println!(
-                "{name}: {} allocations from the scope; in boxes mode, {} boxes from batches",
+                "{name}: {} allocations from the scope; in the per-site form, {} boxes from batches",
                 written.1, boxes.1
             );
         }
@@ -279,8 +279,8 @@ fn render() -> String {
             use super::*;
             {EXPANDED}
         }}
-        /// The same functions as `#[batch_alloc(boxes)]` emits them.
-        mod expanded_boxes {{
+        /// The same functions as `#[batch_alloc(per_site)]` emits them.
+        mod expanded_per_site {{
             use super::*;
             {EXPANDED_BOXES}
         }}

@@ -376,7 +376,7 @@ fn nested_annotated_functions_and_recursion_join_the_scope() {
     });
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn boxes_mode_seen(n: u64) -> (Vec<Option<bool>>, Vec<Box<u64>>) {
     let (mut seen, mut boxes) = (Vec::new(), Vec::new());
     for i in 0..n {

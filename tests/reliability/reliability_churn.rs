@@ -1,6 +1,6 @@
 //! Churn: a server-like loop. Two worker threads each take a "request"
 //! (a line of `name=value;` fields), parse it into boxes in
-//! `#[batch_alloc(boxes)]` loops (per-site batches; the scoped form's
+//! `#[batch_alloc(per_site)]` loops (per-site batches; the scoped form's
 //! version is `reliability_capture_churn`), keep it open among 32 others, and drop the boxes of a random
 //! open one as each new one arrives; one request in four is handed to a
 //! writer thread that frees its boxes there. Once warmed up, resident
@@ -99,7 +99,7 @@ fn hash(s: &str) -> u64 {
 
 /// Parses a request: a `for` loop over fields (a split has no useful size
 /// hint, so its batch grows) and a `while let` over path segments.
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn parse(id: u64, line: &str) -> Request {
     let (path, query) = line.split_once(' ').expect("a path and fields");
     let mut fields = Vec::new();

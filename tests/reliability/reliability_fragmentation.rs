@@ -1,4 +1,4 @@
-//! Fragmentation: a loop boxes 1,000 objects through `#[batch_alloc(boxes)]`
+//! Fragmentation: a loop boxes 1,000 objects through `#[batch_alloc(per_site)]`
 //! (per-site batches; `reliability_capture_fragmentation` is the scoped
 //! form's version) and
 //! keeps one of them (chosen at random), over and over. Each kept box pins
@@ -32,7 +32,7 @@ const CHECK_EVERY: usize = 250;
 const CLASSES_USED: usize = 3;
 
 /// Boxes one object per id: the loop `#[batch_alloc]` is for.
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn box_all<T>(ids: Range<u64>, make: impl Fn(u64) -> T) -> Vec<Box<T>> {
     let mut out = Vec::with_capacity(ids.end.saturating_sub(ids.start) as usize);
     for id in ids {

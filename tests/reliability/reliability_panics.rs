@@ -1,7 +1,7 @@
 //! Panics and reallocation of batched boxes: a `Drop` that panics while a
 //! batched loop's boxes are dropped, a panic in the middle of annotated
 //! loops (caught, or ending the thread), in the per-site form
-//! `#[batch_alloc(boxes)]`, whose batches give their unused slots back as
+//! `#[batch_alloc(per_site)]`, whose batches give their unused slots back as
 //! they unwind, and in the default form, whose scope closes, and a batched
 //! `Box` turned into a `Vec` with `Vec::from_raw_parts` and grown or shrunk
 //! (realloc of a slot: in place within its class, else moved out). In every
@@ -85,7 +85,7 @@ impl Drop for Bomb {
     }
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn bombs(n: u64, armed: u64) -> Vec<Box<Bomb>> {
     let mut out = Vec::with_capacity(n as usize);
     for id in 0..n {
@@ -116,7 +116,7 @@ fn a_drop_that_panics_while_batched_boxes_are_dropped() {
 
 /// Boxes bombs in a loop, keeping one in ten and dropping the others as it
 /// goes; the armed bomb's drop panics in the middle of the loop.
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn drop_as_you_go(n: u64, armed: u64, kept: &mut Vec<Box<Bomb>>) {
     for id in 0..n {
         let b = Box::new(Bomb::new(id, id == armed));
@@ -151,7 +151,7 @@ fn a_drop_that_panics_inside_a_batched_loop() {
 // ---- a panic in the middle of a batched loop ----
 
 /// Boxes one filled record per item and panics at the first `u64::MAX`.
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn parse_until_bad(items: &[u64], out: &mut Vec<Box<[u64; 8]>>) {
     for &item in items {
         if item == u64::MAX {
@@ -163,7 +163,7 @@ fn parse_until_bad(items: &[u64], out: &mut Vec<Box<[u64; 8]>>) {
 
 /// Rows of cells, boxed in nested loops; a bad cell panics in the inner
 /// loop, whose batch lives outside the outer one.
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn parse_rows(rows: &[Vec<u64>], cells: &mut Vec<Box<[u64; 4]>>, heads: &mut Vec<Box<[u64; 2]>>) {
     for row in rows {
         heads.push(Box::new(fill(row[0])));
@@ -225,7 +225,7 @@ fn a_panic_in_the_middle_of_a_batched_loop_gives_the_slots_back() {
     result.unwrap();
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn share_until_bad(items: &[u64], shared: &Mutex<Vec<Box<[u64; 8]>>>) {
     for &item in items {
         if item == u64::MAX {

@@ -2,7 +2,7 @@
 //! no `for`: a web server's access log parsed into entries, grouped by
 //! host, indexed by path into a tree of segments, and summarised, then
 //! dropped. Written out three times: as written, with `#[batch_alloc]` on
-//! each function, and with `#[batch_alloc(boxes)]` (the per-site form, which
+//! each function, and with `#[batch_alloc(per_site)]` (the per-site form, which
 //! serves `Box::new` in loops only, and so nothing here).
 
 use super::deserialize::generate::Rng;
@@ -159,7 +159,7 @@ pub mod attr {
 }
 
 pub mod per_site {
-    analytics!(#[batch_alloc::batch_alloc(boxes, quiet)]);
+    analytics!(#[batch_alloc::batch_alloc(per_site, quiet)]);
 }
 
 /// What a reader of the report looks at, the same for every twin.

@@ -9,7 +9,7 @@
 //! which finds that mode's `plain` and `batched` as `super::plain` and
 //! `super::batched`.
 //!
-//! `macro_boxes.rs` compiles the catalogue under `#[batch_alloc(boxes)]`,
+//! `macro_per_site.rs` compiles the catalogue under `#[batch_alloc(per_site)]`,
 //! `macro_scoped.rs` under `#[batch_alloc]`. Each function must give the
 //! same results both ways; which of its boxes the runtime serves differs
 //! by mode, and each module states its own expectations of what each

@@ -1,14 +1,14 @@
 // Where the attribute leaves a function as written, it warns at the
 // function's name, says why and what to write instead. The default form
 // leaves leaves alone (accessors: method calls, field accesses, operators),
-// which run in their callers' scopes; the per-site form, `#[batch_alloc(boxes)]`,
+// which run in their callers' scopes; the per-site form, `#[batch_alloc(per_site)]`,
 // serves only `Box::new` calls inside loops. Here the warnings are denied,
 // to show them.
 #![deny(deprecated)]
 
 use batch_alloc::batch_alloc;
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn boxes_only_in_a_closure(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {
@@ -18,12 +18,12 @@ fn boxes_only_in_a_closure(n: u64) -> Vec<Box<u64>> {
     out
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn boxes_outside_loops() -> Box<u64> {
     Box::new(1)
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn boxes_in_a_macro_and_as_a_value(xs: Vec<u64>) -> Vec<Box<u64>> {
     let mut out = vec![Box::new(0)];
     out.extend(xs.into_iter().map(Box::new));
@@ -62,7 +62,7 @@ impl Counter {
     }
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 impl Counter {
     fn get(&self) -> u64 {
         self.0
@@ -73,7 +73,7 @@ impl Counter {
     }
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 impl Counter {
     fn boxed(&self) -> Vec<Box<u64>> {
         (0..self.0).map(|i| Box::new(i)).collect()
@@ -89,13 +89,13 @@ impl Counter {
 }
 
 // Silenced, one way or the other; and the default form, silent.
-#[batch_alloc(boxes, quiet)]
+#[batch_alloc(per_site, quiet)]
 fn quiet(x: u64) -> u64 {
     x + 2
 }
 
 #[allow(deprecated)]
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn allowed(x: u64) -> u64 {
     x + 3
 }

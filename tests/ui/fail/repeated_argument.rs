@@ -1,6 +1,6 @@
 use batch_alloc::batch_alloc;
 
-#[batch_alloc(boxes, boxes)]
+#[batch_alloc(per_site, boxes)]
 fn twice(n: u64) -> Vec<Box<u64>> {
     (0..n).map(|i| Box::new(i)).collect()
 }

@@ -4,7 +4,7 @@
 
 use batch_alloc::batch_alloc;
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn per_site(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {
@@ -18,12 +18,12 @@ fn nothing_here(x: u64) -> u64 {
     x * 2
 }
 
-#[batch_alloc(boxes, quiet)]
+#[batch_alloc(per_site, quiet)]
 fn boxes_outside_loops() -> Box<u64> {
     Box::new(7)
 }
 
-#[batch_alloc(quiet, boxes)]
+#[batch_alloc(quiet, per_site)]
 fn also(x: u64) -> u64 {
     x + 1
 }

@@ -1,5 +1,5 @@
 // `async fn`s (free and methods) whose loops await, in every position an
-// await can take in a loop: the scope guard (or, in boxes mode, the batch)
+// await can take in a loop: the scope guard (or, in the per-site form, the batch)
 // lives in the future, suspended at each await, and the future stays
 // `Send` (some are run on another thread below).
 #![forbid(unsafe_code)]
@@ -51,7 +51,7 @@ async fn awaits_everywhere(n: u64) -> Vec<Box<u64>> {
     out
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 async fn collect_boxes(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {

@@ -16,7 +16,7 @@ pub(crate) struct Inventory {
     /// `Box::new(..)` calls the attribute sees, at any depth.
     pub calls: usize,
     /// Of those, calls that run as part of a loop's iterations, outside
-    /// closures and `async` blocks (what `boxes` mode rewrites).
+    /// closures and `async` blocks (what the per-site form rewrites).
     pub calls_in_loops: usize,
     /// Of those, calls in closures and `async` blocks.
     pub calls_in_closures: usize,

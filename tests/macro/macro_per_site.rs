@@ -1,7 +1,7 @@
-//! `#[batch_alloc(boxes)]` changes where boxes come from and nothing else.
+//! `#[batch_alloc(per_site)]` changes where boxes come from and nothing else.
 //!
 //! The catalogue of functions (`macro_common/`) is compiled twice from
-//! one source: as written in `plain`, and under `#[batch_alloc(boxes)]` in
+//! one source: as written in `plain`, and under `#[batch_alloc(per_site)]` in
 //! `batched`. Each test runs both, checks that they return (and log) the
 //! same things, and reads `stats().batched_boxes` to check which calls the
 //! batches served: exactly the calls inside loops, and none inside closures,
@@ -29,9 +29,9 @@ use scenarios::Mode;
 use crate::macro_common::pool::{self, Pool};
 use crate::serial::serially;
 
-// `quiet`: some functions of the catalogue have nothing for boxes mode to
+// `quiet`: some functions of the catalogue have nothing for the per-site form to
 // rewrite, on purpose.
-catalogue!(#[batch_alloc::batch_alloc(boxes, quiet)]);
+catalogue!(#[batch_alloc::batch_alloc(per_site, quiet)]);
 
 /// Boxes mode counts the boxes batches served, and opens no scope.
 struct Batches;
@@ -45,7 +45,7 @@ impl Mode for Batches {
         let after = stats();
         assert_eq!(
             after.scoped_allocations, before.scoped_allocations,
-            "boxes mode served something from a scope"
+            "the per-site form served something from a scope"
         );
         (result, after.batched_boxes - before.batched_boxes)
     }

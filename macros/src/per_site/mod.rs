@@ -1,4 +1,4 @@
-//! `#[batch_alloc(boxes)]`: finding loop nests, the loops of a body that are
+//! `#[batch_alloc(per_site)]`: finding loop nests, the loops of a body that are
 //! not inside another loop of the same body. Each nest gets its batches just
 //! outside its outermost loop.
 //!

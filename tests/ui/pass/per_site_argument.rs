@@ -1,11 +1,11 @@
-// `#[batch_alloc(boxes)]`: per-site batches instead of batch scopes, on
+// `#[batch_alloc(per_site)]`: per-site batches instead of batch scopes, on
 // every kind of item the attribute takes (an `async fn`: async_fn.rs).
 #![forbid(unsafe_code)]
 #![deny(warnings)]
 
 use batch_alloc::batch_alloc;
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn for_loop(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {
@@ -14,7 +14,7 @@ fn for_loop(n: u64) -> Vec<Box<u64>> {
     out
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn generic<T: Clone>(items: &[T]) -> Vec<Box<T>> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -27,7 +27,7 @@ fn generic<T: Clone>(items: &[T]) -> Vec<Box<T>> {
 
 struct Stack(Vec<Box<u64>>);
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 impl Stack {
     fn push(&mut self, n: u64) -> usize {
         for i in 0..n {
@@ -42,7 +42,7 @@ trait Fill {
 }
 
 impl Fill for Stack {
-    #[batch_alloc(boxes)]
+    #[batch_alloc(per_site)]
     fn fill(&mut self, n: u64) -> u64 {
         let mut i = 0;
         loop {

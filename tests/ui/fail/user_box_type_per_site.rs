@@ -1,4 +1,4 @@
-// `user_box_type.rs` in boxes mode: the rewritten `Box::new` passes the
+// `user_box_type.rs` in the per-site form: the rewritten `Box::new` passes the
 // user's own path along there too, and the compiler rejects it.
 use batch_alloc::batch_alloc;
 
@@ -10,7 +10,7 @@ impl<T> Box<T> {
     }
 }
 
-#[batch_alloc(boxes)]
+#[batch_alloc(per_site)]
 fn wrap(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {

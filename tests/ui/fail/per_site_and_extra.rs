@@ -1,7 +1,7 @@
-// `boxes` takes nothing after it.
+// `per_site` takes nothing after it.
 use batch_alloc::batch_alloc;
 
-#[batch_alloc(boxes, extra)]
+#[batch_alloc(per_site, extra)]
 fn boxes(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {
@@ -10,7 +10,7 @@ fn boxes(n: u64) -> Vec<Box<u64>> {
     out
 }
 
-#[batch_alloc(boxes = true)]
+#[batch_alloc(per_site = true)]
 fn more_boxes(n: u64) -> Vec<Box<u64>> {
     boxes(n)
 }
