@@ -52,7 +52,7 @@
 //! as in `locate` (`region.rs`): a bare file name is in `rt/src/`, a path
 //! with a slash starts at the workspace root, where `src/` is the facade
 //! and `macros/src/` the attribute, and `Type::method` is a method.
-//! `rt/tests/life_of_a_box.rs` checks that each function named so is
+//! `rt/tests/sources/life_of_a_box.rs` checks that each function named so is
 //! defined in its file.
 //!
 //! ## Allocation
@@ -188,7 +188,7 @@
 //! [batch-alloc]: https://docs.rs/batch-alloc
 
 // The modules in layers, each importing only from the layers above it in
-// this list (rt/tests/layers.rs checks it):
+// this list (rt/tests/sources/layers.rs checks it):
 //
 // 0. config, fatal, settings, no_unwind  constants; the abort path; the
 //                          environment; the link-time no-unwind marker

@@ -13,9 +13,6 @@
 //! "(`" in the section must open such a file reference, so a pair written
 //! any other way fails rather than going unchecked.
 
-// Reads files, which Miri's isolation forbids; it checks no runtime code anyway.
-#![cfg(not(miri))]
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
