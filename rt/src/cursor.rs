@@ -22,11 +22,13 @@ use core::cell::Cell;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
+use crate::frame::Frame;
+
 /// Slots reserved from one span: a list of recycled slots followed by a
 /// contiguous stretch of fresh ones. Offsets are bytes from the frame's start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Reservation {
-    pub frame: u32,
+    pub frame: Frame,
     /// First recycled slot (valid when `list_len > 0`); each links the next.
     pub list_head: u32,
     pub list_len: u32,
@@ -69,15 +71,16 @@ impl Word<*mut u8> for AtomicPtr<u8> {
     }
 }
 
-impl Word<u32> for AtomicU32 {
+/// A shared cursor's frame, packed as its index.
+impl Word<Frame> for AtomicU32 {
     #[inline(always)]
-    fn get(&self) -> u32 {
-        self.load(Ordering::Relaxed)
+    fn get(&self) -> Frame {
+        Frame::new(self.load(Ordering::Relaxed))
     }
 
     #[inline(always)]
-    fn set(&self, value: u32) {
-        self.store(value, Ordering::Relaxed);
+    fn set(&self, frame: Frame) {
+        self.store(frame.index(), Ordering::Relaxed);
     }
 }
 
@@ -117,7 +120,7 @@ pub(crate) struct Cursor<P, C, N> {
 }
 
 /// A cursor only its owner reads: a loop's batch.
-pub(crate) type LocalCursor = Cursor<Cell<*mut u8>, Cell<u32>, Cell<i32>>;
+pub(crate) type LocalCursor = Cursor<Cell<*mut u8>, Cell<Frame>, Cell<i32>>;
 
 /// A cursor its owner walks and other threads may count: a scope's run.
 pub(crate) type SharedCursor = Cursor<AtomicPtr<u8>, AtomicU32, AtomicI32>;
@@ -126,7 +129,7 @@ impl LocalCursor {
     pub(crate) const fn empty() -> LocalCursor {
         Cursor {
             list_count: Cell::new(0),
-            frame: Cell::new(0),
+            frame: Cell::new(Frame::FIRST),
             cur: Cell::new(ptr::null_mut()),
             end: Cell::new(ptr::null_mut()),
             list: Cell::new(ptr::null_mut()),
@@ -138,7 +141,7 @@ impl SharedCursor {
     pub(crate) const fn empty() -> SharedCursor {
         Cursor {
             list_count: AtomicI32::new(0),
-            frame: AtomicU32::new(0),
+            frame: AtomicU32::new(Frame::FIRST.index()),
             cur: AtomicPtr::new(ptr::null_mut()),
             end: AtomicPtr::new(ptr::null_mut()),
             list: AtomicPtr::new(ptr::null_mut()),
@@ -146,10 +149,10 @@ impl SharedCursor {
     }
 }
 
-impl<P: Word<*mut u8>, C: Word<u32>, N: Word<i32>> Cursor<P, C, N> {
+impl<P: Word<*mut u8>, C: Word<Frame>, N: Word<i32>> Cursor<P, C, N> {
     /// The frame of the current reservation (meaningless while empty).
     #[inline(always)]
-    pub(crate) fn frame(&self) -> u32 {
+    pub(crate) fn frame(&self) -> Frame {
         self.frame.get()
     }
 
@@ -288,13 +291,13 @@ mod tests {
         words
     }
 
-    fn walk<P: Word<*mut u8>, C: Word<u32>, N: Word<i32>>(cursor: &Cursor<P, C, N>) {
+    fn walk<P: Word<*mut u8>, C: Word<Frame>, N: Word<i32>>(cursor: &Cursor<P, C, N>) {
         let mut buffer = frame();
         let base = buffer.as_mut_ptr().cast::<u8>();
         cursor.install(
             base,
             &Reservation {
-                frame: 3,
+                frame: Frame::new(3),
                 list_head: 6 * 16,
                 list_len: 2,
                 bump_start: 0,
@@ -316,7 +319,7 @@ mod tests {
         assert_eq!(
             rest,
             Reservation {
-                frame: 3,
+                frame: Frame::new(3),
                 list_head: 6 * 16,
                 list_len: 2,
                 bump_start: 2 * 16,
@@ -334,7 +337,7 @@ mod tests {
             .map(|slot| (slot.as_ptr().addr() - base.addr()) / 16)
             .collect();
         assert_eq!(order, [2, 3, 6, 5]);
-        assert_eq!(cursor.frame(), 3);
+        assert_eq!(cursor.frame(), Frame::new(3));
 
         // A used-up cursor keeps its owner's count and hands out nothing.
         cursor.set_list_count(-2);

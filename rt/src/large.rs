@@ -26,6 +26,7 @@ use core::ptr::NonNull;
 
 use crate::config::{FRAME_SHIFT, FRAME_SIZE, MAX_SMALL_SIZE, REGION_BYTES};
 use crate::fatal::fatal;
+use crate::frame::Frame;
 use crate::pool;
 use crate::region::{self, frame_base, Located};
 use crate::sync::Ordering;
@@ -91,7 +92,7 @@ pub(crate) fn alloc(size: usize, zeroed: bool) -> Option<NonNull<u8>> {
 }
 
 /// Marks `frames` frames from `first` as one large block, handed out.
-fn assign(first: u32, frames: u32) {
+fn assign(first: Frame, frames: u32) {
     let span = region::span(first);
     span.used.store(1, Ordering::Relaxed);
     span.slot_size
@@ -134,7 +135,7 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
             .store(wanted << FRAME_SHIFT, Ordering::Relaxed);
         let spare = frames.wrapping_sub(wanted);
         region::note_released((spare as usize) << FRAME_SHIFT);
-        pool::give_extent(at.frame().wrapping_add(wanted), spare);
+        pool::give_extent(at.frame().plus(wanted), spare);
         return Some(at.ptr());
     }
     if wanted == frames {
@@ -145,7 +146,7 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
     }
     // Frame indices and counts stay far below u32::MAX (the region has
     // fewer than 2^19 frames): no arithmetic here wraps.
-    let end = at.frame().wrapping_add(frames);
+    let end = at.frame().plus(frames);
     let more = wanted.wrapping_sub(frames);
     // Past the high-water mark only if no free extent could take the block:
     // a copy into memory already touched costs less than fresh memory.

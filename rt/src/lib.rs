@@ -192,7 +192,7 @@
 //
 // 0. config, fatal, settings, no_unwind  constants; the abort path; the
 //                          environment; the link-time no-unwind marker
-// 1. os, class             the OS; the size-class table
+// 1. os, class, frame      the OS; the size-class table; frame indices
 // 2. sync, cursor          atomics, the spin lock, the index stack, windows;
 //                          the walk through a reservation's slots
 // 3. types, locks, probe   the shared structures: spans, heap records, runs;
@@ -216,6 +216,7 @@ mod class;
 mod config;
 mod cursor;
 mod fatal;
+mod frame;
 mod free;
 mod global;
 mod growth;

@@ -23,6 +23,7 @@ use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
 
+use crate::frame::Frame;
 use crate::link::{read_link, write_link};
 use crate::remote::{self, notify_owner, Pushed, Take, ABANDONED, NOTIFYING};
 use crate::sync::RunOnce;
@@ -95,7 +96,7 @@ impl Fixture {
         // SAFETY: as above.
         let pushed = unsafe { remote::push_chain(&self.span, offset, 1, link) };
         if pushed == Pushed::Notify {
-            notify_owner(0, &self.span);
+            notify_owner(Frame::FIRST, &self.span);
         }
         // A reclaim would return the span to the region's pool; the models
         // count it instead.
@@ -188,7 +189,11 @@ fn a_full_span_notifies_its_owner_who_finds_every_free() {
         let mut drain = |taken: &mut BTreeSet<u32>| {
             let top = fixture.heap.mailbox.take_all();
             if top != 0 {
-                assert_eq!(top, 1, "the span's frame");
+                assert_eq!(
+                    Frame::from_link(top),
+                    Some(Frame::FIRST),
+                    "the span's frame"
+                );
                 assert_eq!(
                     fixture.span.mail_next.load(Relaxed),
                     0,
@@ -324,7 +329,7 @@ fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
                 // SAFETY: slots 0 and 1 are out and given up, chained 1 -> 0.
                 let pushed = unsafe { remote::push_chain(&fixture.span, 8, 2, link_last) };
                 if pushed == Pushed::Notify {
-                    notify_owner(0, &fixture.span);
+                    notify_owner(Frame::FIRST, &fixture.span);
                 }
                 if pushed == Pushed::Reclaim {
                     fixture.release_and_reuse(1);

@@ -269,6 +269,7 @@ fn publish(heap: OwnedHeap, delta: u32) {
 mod tests {
     use super::*;
     use crate::class::class_of;
+    use crate::frame::Frame;
     use crate::reserve::reserve;
     use crate::types::Tally;
 
@@ -280,11 +281,11 @@ mod tests {
     unsafe impl Send for SendPtr {}
 
     /// This thread's outbox entry for `frame`'s span: (frame, room).
-    fn entry_of(frame: u32) -> (u32, u32) {
+    fn entry_of(frame: Frame) -> (Frame, u32) {
         let heap = crate::thread::current_or_init().expect("a heap");
         // SAFETY: this thread's heap; the reference ends here.
         let local = unsafe { heap.local() };
-        let entry = &local.outbox[frame as usize % OUTBOX_SPANS];
+        let entry = &local.outbox[frame.as_usize() % OUTBOX_SPANS];
         (entry.frame, entry.room)
     }
 

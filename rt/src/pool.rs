@@ -15,6 +15,7 @@ use core::sync::atomic::{AtomicU32, AtomicUsize};
 
 use crate::config::{DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES};
 use crate::fatal::fatal;
+use crate::frame::Frame;
 use crate::locks;
 use crate::os;
 use crate::region::{self, frame_base, span};
@@ -41,7 +42,7 @@ static LAST_DECAY: AtomicU32 = AtomicU32::new(0);
 /// An empty frame for a new span or heap records: from the stacks of empty
 /// frames, else the first frame of a free extent, else past the high-water
 /// mark. `None` when the region is not ready, exhausted, or cannot commit.
-pub(crate) fn acquire_frame() -> Option<u32> {
+pub(crate) fn acquire_frame() -> Option<Frame> {
     if !region::ensure_ready() {
         return None;
     }
@@ -64,7 +65,7 @@ pub(crate) fn acquire_frame() -> Option<u32> {
 /// - No slot of the span is out, no thread will touch its remote word
 ///   again, and the caller holds the span alone (it owns it, or reclaims it
 ///   after abandonment).
-pub(crate) unsafe fn release_frame(frame: u32, span_bytes: usize) {
+pub(crate) unsafe fn release_frame(frame: Frame, span_bytes: usize) {
     let span = span(frame);
     if span.slot_size.load(Ordering::Relaxed) == 0 {
         fatal("batch-alloc: a span released twice");
@@ -84,7 +85,7 @@ pub(crate) unsafe fn release_frame(frame: u32, span_bytes: usize) {
 /// # Safety
 /// - The frame is committed, nothing in it is in use, its metadata is
 ///   reset, and the caller holds it alone.
-pub(crate) unsafe fn pool_empty_frame(frame: u32) {
+pub(crate) unsafe fn pool_empty_frame(frame: Frame) {
     let span = span(frame);
     if POOL_LEN.fetch_add(1, Ordering::Relaxed) < POOL_RESIDENT_FRAMES {
         POOL.push(frame, &span.pool_next);
@@ -107,7 +108,7 @@ fn decay_if_due() {
 }
 
 /// An empty frame: resident ones first, the longest-waiting last.
-fn pop_empty_frame() -> Option<u32> {
+fn pop_empty_frame() -> Option<Frame> {
     let link = |frame| &span(frame).pool_next;
     if let Some(frame) = POOL.pop(link) {
         POOL_LEN.fetch_sub(1, Ordering::Relaxed);
@@ -140,7 +141,7 @@ fn decay(now: u32, everything: bool) -> bool {
     // Taking the whole stack makes this thread its only holder: nobody
     // else reads the links walked below.
     let mut next = DECAYING.take_all();
-    while let Some(frame) = next.checked_sub(1) {
+    while let Some(frame) = Frame::from_link(next) {
         let span = span(frame);
         next = span.pool_next.load(Ordering::Relaxed);
         let waited = now.wrapping_sub(span.pooled_at.load(Ordering::Relaxed));
@@ -200,7 +201,7 @@ const FREE_EXTENTS: usize = 64;
 
 #[derive(Clone, Copy)]
 struct FreeExtent {
-    first: u32,
+    first: Frame,
     /// Frames; 0 for an unused entry.
     frames: u32,
     /// When it was freed, in the clock's milliseconds.
@@ -210,7 +211,7 @@ struct FreeExtent {
 }
 
 const NONE: FreeExtent = FreeExtent {
-    first: 0,
+    first: Frame::FIRST,
     frames: 0,
     since: 0,
     decommitted: false,
@@ -235,7 +236,7 @@ fn with_extents<R>(f: impl FnOnce(&mut [FreeExtent; FREE_EXTENTS]) -> R) -> R {
 /// Puts `frames` free frames from `first` into the table of free extents,
 /// merged with free neighbours; when the table is full, the smallest
 /// extent's frames go to the stacks of single empty frames instead.
-pub(crate) fn give_extent(first: u32, frames: u32) {
+pub(crate) fn give_extent(first: Frame, frames: u32) {
     let now = os::now_millis();
     let evicted = with_extents(|table| {
         decay_extents(table, now);
@@ -247,8 +248,8 @@ pub(crate) fn give_extent(first: u32, frames: u32) {
         };
         // Merge with the extents just before and just after.
         for entry in table.iter_mut().filter(|e| e.frames != 0) {
-            if entry.first.wrapping_add(entry.frames) == extent.first
-                || extent.first.wrapping_add(extent.frames) == entry.first
+            if entry.first.plus(entry.frames) == extent.first
+                || extent.first.plus(extent.frames) == entry.first
             {
                 extent.first = extent.first.min(entry.first);
                 extent.frames = extent.frames.wrapping_add(entry.frames);
@@ -265,11 +266,11 @@ pub(crate) fn give_extent(first: u32, frames: u32) {
             None => NONE,
         }
     });
-    for frame in evicted.first..evicted.first.wrapping_add(evicted.frames) {
+    for i in 0..evicted.frames {
         // SAFETY: the frames of a free extent are committed, unused and
         // unassigned, and taken out of the table above, so this thread
         // holds them alone.
-        unsafe { pool_empty_frame(frame) };
+        unsafe { pool_empty_frame(evicted.first.plus(i)) };
     }
 }
 
@@ -285,11 +286,11 @@ fn smallest(table: &[FreeExtent; FREE_EXTENTS]) -> usize {
 /// The smallest free extent of at least `frames` frames, cut to that
 /// length (the rest stays in the table): its first frame, and whether its
 /// memory reads as zero.
-pub(crate) fn take_extent(frames: u32) -> Option<(u32, bool)> {
+pub(crate) fn take_extent(frames: u32) -> Option<(Frame, bool)> {
     with_extents(|table| take_best_fit(table, frames))
 }
 
-fn take_best_fit(table: &mut [FreeExtent; FREE_EXTENTS], frames: u32) -> Option<(u32, bool)> {
+fn take_best_fit(table: &mut [FreeExtent; FREE_EXTENTS], frames: u32) -> Option<(Frame, bool)> {
     let entry = table
         .iter_mut()
         .filter(|entry| entry.frames >= frames)
@@ -297,7 +298,7 @@ fn take_best_fit(table: &mut [FreeExtent; FREE_EXTENTS], frames: u32) -> Option<
     // Memory given back reads as zero, but for Miri, where nothing is given
     // back.
     let taken = (entry.first, entry.decommitted && !cfg!(miri));
-    entry.first = entry.first.wrapping_add(frames);
+    entry.first = entry.first.plus(frames);
     entry.frames = entry.frames.wrapping_sub(frames);
     if entry.frames == 0 {
         *entry = NONE;
@@ -312,18 +313,18 @@ pub(crate) fn has_extent(frames: u32) -> bool {
 
 /// Takes `frames` frames from `first` on, if a free extent starts there and
 /// has them: how a large block grows in place.
-pub(crate) fn take_extent_at(first: u32, frames: u32) -> bool {
+pub(crate) fn take_extent_at(first: Frame, frames: u32) -> bool {
     with_extents(|table| take_at(table, first, frames))
 }
 
-fn take_at(table: &mut [FreeExtent; FREE_EXTENTS], first: u32, frames: u32) -> bool {
+fn take_at(table: &mut [FreeExtent; FREE_EXTENTS], first: Frame, frames: u32) -> bool {
     let Some(entry) = table
         .iter_mut()
         .find(|e| e.frames >= frames && e.first == first)
     else {
         return false;
     };
-    entry.first = entry.first.wrapping_add(frames);
+    entry.first = entry.first.plus(frames);
     entry.frames = entry.frames.wrapping_sub(frames);
     if entry.frames == 0 {
         *entry = NONE;

@@ -7,6 +7,7 @@
 use crate::class;
 use crate::cursor::Reservation;
 use crate::fatal::check;
+use crate::frame::Frame;
 use crate::link::{self, tail_of, write_link};
 use crate::pool;
 use crate::record::count_given_back;
@@ -14,8 +15,8 @@ use crate::region::{self, frame_base};
 use crate::remote::{self, Pushed, Take};
 use crate::sync::{window, Ordering};
 use crate::types::{
-    link_to, linked_frame, HeapLocal, HeapRecord, OwnedHeap, OwnerWord, Span, Tally, NIL,
-    QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+    HeapLocal, HeapRecord, OwnedHeap, OwnerWord, Span, Tally, NIL, QUEUE_AVAIL, QUEUE_FULL,
+    QUEUE_NONE,
 };
 
 // ---- class queues ----
@@ -33,12 +34,12 @@ fn queue_head(local: &mut HeapLocal, class: u8, queue: u8) -> &mut u32 {
 /// # Safety
 /// - This thread owns the span, which is on no queue, and holds no
 ///   reference from `Span::local` for it or its new neighbour.
-pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
+pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: Frame, queue: u8) {
     let span = region::span(frame);
     if queue == QUEUE_AVAIL {
         // SAFETY: the caller holds no reference to this span's state.
         let class = unsafe { span.local().class };
-        if let Some(head) = linked_frame(local.queues_of(class).avail) {
+        if let Some(head) = Frame::from_link(local.queues_of(class).avail) {
             let old = region::span(head);
             if head != frame && old.used() == 0 {
                 // The old head would stop being the head while empty.
@@ -54,11 +55,11 @@ pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
     span.set_owner(OwnerWord::new(span.owner().heap(), queue == QUEUE_FULL));
     sl.prev = 0;
     sl.next = *head;
-    if let Some(next) = linked_frame(*head) {
+    if let Some(next) = Frame::from_link(*head) {
         // SAFETY: the neighbour is another span of this heap.
-        unsafe { region::span(next).local().prev = link_to(frame) };
+        unsafe { region::span(next).local().prev = frame.link() };
     }
-    *head = link_to(frame);
+    *head = frame.link();
 }
 
 /// Takes a span off whichever queue holds it.
@@ -66,20 +67,20 @@ pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: u32, queue: u8) {
 /// # Safety
 /// - This thread owns the span and holds no reference from `Span::local`
 ///   for it or its neighbours.
-pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: u32) {
+pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: Frame) {
     // SAFETY: the caller owns the span and holds no reference to its state.
     let sl = unsafe { region::span(frame).local() };
     let (prev, next, queue) = (sl.prev, sl.next, sl.queue);
     sl.queue = QUEUE_NONE;
     sl.prev = 0;
     sl.next = 0;
-    if let Some(prev_frame) = linked_frame(prev) {
+    if let Some(prev_frame) = Frame::from_link(prev) {
         // SAFETY: the neighbour is another span of this heap.
         unsafe { region::span(prev_frame).local().next = next };
     } else if queue != QUEUE_NONE {
         *queue_head(local, sl.class, queue) = next;
     }
-    if let Some(next_frame) = linked_frame(next) {
+    if let Some(next_frame) = Frame::from_link(next) {
         // SAFETY: the neighbour is another span of this heap.
         unsafe { region::span(next_frame).local().prev = prev };
     }
@@ -89,7 +90,7 @@ pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: u32) {
 ///
 /// # Safety
 /// - As for [`unlink`].
-pub(crate) unsafe fn move_to(local: &mut HeapLocal, frame: u32, queue: u8) {
+pub(crate) unsafe fn move_to(local: &mut HeapLocal, frame: Frame, queue: u8) {
     // SAFETY: forwarded contract.
     unsafe {
         unlink(local, frame);
@@ -105,7 +106,7 @@ pub(crate) unsafe fn move_to(local: &mut HeapLocal, frame: u32, queue: u8) {
 /// # Safety
 /// - This thread owns the span, the list was just taken from its remote
 ///   word, and no reference from `Span::local` for it is live.
-pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
+pub(crate) unsafe fn merge_remote(frame: Frame, span: &Span, head: u32, n: u32) {
     if n == 0 {
         return;
     }
@@ -134,7 +135,7 @@ pub(crate) unsafe fn merge_remote(frame: u32, span: &Span, head: u32, n: u32) {
 
 /// Takes the span's remote list onto its own free list. Owner only.
 #[cold]
-pub(crate) fn collect(frame: u32, span: &Span) {
+pub(crate) fn collect(frame: Frame, span: &Span) {
     let (head, n) = remote::take(
         span,
         Take {
@@ -159,7 +160,7 @@ pub(crate) fn drain_mailbox(heap: OwnedHeap, local: &mut HeapLocal) {
 fn drain_mailbox_slow(heap: OwnedHeap, local: &mut HeapLocal) {
     let mut top = heap.mailbox.take_all();
     window();
-    while let Some(frame) = linked_frame(top) {
+    while let Some(frame) = Frame::from_link(top) {
         let span = region::span(frame);
         top = span.mail_next.load(Ordering::Relaxed);
         // The pusher has linked the span in; let it finish clearing
@@ -189,7 +190,7 @@ fn drain_mailbox_slow(heap: OwnedHeap, local: &mut HeapLocal) {
 
 /// A span on this heap has no slot out: the head of its avail queue starts
 /// over with one fresh stretch, any other goes back to the pool. Owner only.
-pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
+pub(crate) fn span_emptied(local: &mut HeapLocal, frame: Frame, span: &Span) {
     // SAFETY: the span belongs to this heap; no other local reference is live.
     let sl = unsafe { span.local() };
     sl.restart();
@@ -197,7 +198,7 @@ pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
     if sl.queue == QUEUE_FULL {
         // SAFETY: as above; `sl` is not used past this point.
         unsafe { move_to(local, frame, QUEUE_AVAIL) };
-    } else if local.queues_of(class).avail != link_to(frame) {
+    } else if local.queues_of(class).avail != frame.link() {
         // SAFETY: as above.
         unsafe { release_if_idle(local, frame, span) };
     }
@@ -209,7 +210,7 @@ pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {
 pub(crate) fn release_empty_spans(local: &mut HeapLocal) {
     for class in 0..local.queues.len() {
         let mut next = local.queues[class].avail;
-        while let Some(frame) = linked_frame(next) {
+        while let Some(frame) = Frame::from_link(next) {
             let span = region::span(frame);
             // SAFETY: the span belongs to this heap; no local reference is
             // live.
@@ -232,7 +233,7 @@ pub(crate) fn release_empty_spans(local: &mut HeapLocal) {
 /// # Safety
 /// - This thread owns the span, which is empty, and holds no reference
 ///   from `Span::local` for it or its neighbours.
-unsafe fn release_if_idle(local: &mut HeapLocal, frame: u32, span: &Span) {
+unsafe fn release_if_idle(local: &mut HeapLocal, frame: Frame, span: &Span) {
     check!(
         span.used() == 0 && {
             // SAFETY: the caller owns the span and holds no reference to its state;
@@ -256,7 +257,7 @@ unsafe fn release_if_idle(local: &mut HeapLocal, frame: u32, span: &Span) {
 /// # Safety
 /// - The caller holds the span alone, no slot is out, it is on no queue and
 ///   no freer is notifying.
-pub(crate) unsafe fn release(frame: u32, span: &Span) {
+pub(crate) unsafe fn release(frame: Frame, span: &Span) {
     // SAFETY: the caller holds the span alone.
     let class = unsafe { span.local().class };
     // SAFETY: forwarded contract.
@@ -267,7 +268,7 @@ pub(crate) unsafe fn release(frame: u32, span: &Span) {
 /// become empty. Owner only.
 #[cold]
 #[inline(never)]
-pub(crate) fn after_local_free(heap: OwnedHeap, frame: u32, span: &Span) {
+pub(crate) fn after_local_free(heap: OwnedHeap, frame: Frame, span: &Span) {
     // SAFETY: this thread owns the heap (the span's owner is its record) and
     // the caller holds no reference to its state.
     let local = unsafe { heap.local() };
@@ -284,7 +285,7 @@ pub(crate) fn after_local_free(heap: OwnedHeap, frame: u32, span: &Span) {
 /// Finishes what a remote push asked for: telling an owner whose span was
 /// full, or reclaiming an abandoned span whose last slot this was.
 #[inline]
-pub(crate) fn after_remote_push(pushed: Pushed, frame: u32, span: &Span) {
+pub(crate) fn after_remote_push(pushed: Pushed, frame: Frame, span: &Span) {
     match pushed {
         Pushed::Done => {}
         Pushed::Notify => remote::notify_owner(frame, span),
@@ -351,7 +352,7 @@ pub(crate) unsafe fn give_back(heap: *mut HeapRecord, unused: Reservation, tally
 
 /// # Safety
 /// - As for [`give_back`], and this thread owns the span.
-unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u32) {
+unsafe fn give_back_local(frame: Frame, span: &Span, unused: Reservation, size: u32) {
     let base = frame_base(frame);
     let key = link::key(span);
     // SAFETY: this thread owns the span; no other local reference is live.
@@ -385,7 +386,7 @@ unsafe fn give_back_local(frame: u32, span: &Span, unused: Reservation, size: u3
 ///
 /// # Safety
 /// - As for [`give_back`].
-unsafe fn give_back_remote(frame: u32, span: &Span, unused: Reservation, size: u32) {
+unsafe fn give_back_remote(frame: Frame, span: &Span, unused: Reservation, size: u32) {
     let base = frame_base(frame);
     let key = link::key(span);
     let mut last = None;

@@ -13,6 +13,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize};
 
 use crate::config::{COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, REGION_BYTES};
+use crate::frame::Frame;
 use crate::locks;
 use crate::os;
 use crate::sync::Ordering;
@@ -30,7 +31,7 @@ const UNRESERVED: *mut u8 = ptr::without_provenance_mut(1 << (usize::BITS - 1));
 /// Most frames a region may have.
 const MAX_FRAMES: usize = REGION_BYTES / FRAME_SIZE;
 // A frame's index fits a `u32` with room for the outbox's unused marker.
-const _: () = assert!(MAX_FRAMES < crate::types::Outgoing::UNUSED as usize);
+const _: () = assert!(MAX_FRAMES < crate::types::Outgoing::UNUSED.as_usize());
 
 /// Bytes of the metadata array in front of the frames, sized for the largest
 /// region so that a span's metadata is a constant distance from the frames.
@@ -61,8 +62,8 @@ pub(crate) struct Located {
 impl Located {
     /// The frame the pointer is in.
     #[inline(always)]
-    pub(crate) fn frame(self) -> u32 {
-        (self.offset >> FRAME_SHIFT) as u32
+    pub(crate) fn frame(self) -> Frame {
+        Frame::new((self.offset >> FRAME_SHIFT) as u32)
     }
 
     /// Offset of the pointer in its frame.
@@ -115,18 +116,18 @@ fn span_in(frames_base: *mut u8, frame: usize) -> &'static Span {
 
 /// The metadata of frame `frame`.
 #[inline(always)]
-pub(crate) fn span(frame: u32) -> &'static Span {
-    span_in(FRAMES_BASE.load(Ordering::Relaxed), frame as usize)
+pub(crate) fn span(frame: Frame) -> &'static Span {
+    span_in(FRAMES_BASE.load(Ordering::Relaxed), frame.as_usize())
 }
 
 /// The first byte of frame `frame`, with provenance over the region, so that
 /// slot pointers derived from it are valid for any slot (a `Box`'s own
 /// pointer only covers its slot).
 #[inline(always)]
-pub(crate) fn frame_base(frame: u32) -> *mut u8 {
+pub(crate) fn frame_base(frame: Frame) -> *mut u8 {
     FRAMES_BASE
         .load(Ordering::Relaxed)
-        .wrapping_add((frame as usize) << FRAME_SHIFT)
+        .wrapping_add(frame.as_usize() << FRAME_SHIFT)
 }
 
 /// Reserves the region on first use. False if the OS refused: batches then
@@ -197,11 +198,11 @@ fn reserve_region() -> bool {
 }
 
 /// Frames ever taken from the region and committed: every frame whose
-/// metadata may be read, the bound for walks over all spans. Counts spans,
-/// pooled frames and heap-record frames alike.
-pub(crate) fn frames_touched() -> u32 {
+/// metadata may be read, for walks over all spans. Spans, pooled frames and
+/// heap-record frames alike.
+pub(crate) fn frames_touched() -> impl Iterator<Item = Frame> {
     let handed = NEXT_FRAME.load(Ordering::Acquire);
-    handed.min(COMMITTED.load(Ordering::Acquire)) as u32
+    (0..handed.min(COMMITTED.load(Ordering::Acquire)) as u32).map(Frame::new)
 }
 
 /// Commits frames (and their metadata) in chunks until `frame` is covered.
@@ -223,7 +224,7 @@ fn commit_through(frame: usize) -> bool {
 }
 
 fn commit_frames(from: usize, to: usize) -> bool {
-    let spans = frame_base(0).wrapping_sub(META_BYTES);
+    let spans = frame_base(Frame::FIRST).wrapping_sub(META_BYTES);
     // Frame counts are below MAX_FRAMES: these products stay far from
     // overflowing.
     let meta_from = from.wrapping_mul(size_of::<Span>()) / PAGE_SIZE * PAGE_SIZE;
@@ -231,7 +232,7 @@ fn commit_frames(from: usize, to: usize) -> bool {
         .wrapping_mul(size_of::<Span>())
         .div_ceil(PAGE_SIZE)
         .wrapping_mul(PAGE_SIZE);
-    let frames = frame_base(from as u32);
+    let frames = frame_base(Frame::new(from as u32));
     // SAFETY: both ranges are page-aligned and inside the reservation: the
     // metadata area is rounded to whole frames, and `to` is at most the
     // frame count.
@@ -257,7 +258,7 @@ pub(crate) fn note_released(bytes: usize) {
 /// `frames` contiguous frames past the high-water mark, committed: the
 /// first one's index. Nothing has written to them. `None` when the region
 /// is not ready, exhausted, or cannot commit.
-pub(crate) fn fresh_frames(frames: u32) -> Option<u32> {
+pub(crate) fn fresh_frames(frames: u32) -> Option<Frame> {
     if !ensure_ready() || frames == 0 {
         return None;
     }
@@ -271,13 +272,13 @@ pub(crate) fn fresh_frames(frames: u32) -> Option<u32> {
     if last >= COMMITTED.load(Ordering::Acquire) && !commit_through(last) {
         return None;
     }
-    Some(first as u32)
+    Some(Frame::new(first as u32))
 }
 
 /// Takes the `frames` frames from `end` on, if `end` is the high-water
 /// mark: an extent that ends there grows in place. False otherwise.
-pub(crate) fn extend_at_high_water(end: u32, frames: u32) -> bool {
-    let (end, frames) = (end as usize, frames as usize);
+pub(crate) fn extend_at_high_water(end: Frame, frames: u32) -> bool {
+    let (end, frames) = (end.as_usize(), frames as usize);
     let new_end = end.wrapping_add(frames);
     if new_end > MAX_FRAMES
         || NEXT_FRAME

@@ -29,6 +29,7 @@
 //! out into the word itself.
 
 use crate::fatal::fatal;
+use crate::frame::Frame;
 use crate::sync::{backoff, window, Ordering};
 use crate::types::{Span, NIL};
 
@@ -249,7 +250,7 @@ pub(crate) unsafe fn push_chain(
 /// cannot exit meanwhile: retiring a span waits for NOTIFYING, which this
 /// thread set, to clear.
 #[cold]
-pub(crate) fn notify_owner(frame: u32, span: &Span) {
+pub(crate) fn notify_owner(frame: Frame, span: &Span) {
     let owner = span.owner_acquire().heap();
     // SAFETY: the owner is alive while NOTIFYING is set (see above), and
     // records are never freed.

@@ -7,6 +7,7 @@ use core::ptr::NonNull;
 use crate::class;
 use crate::cursor::Reservation;
 use crate::fatal::{check, fatal};
+use crate::frame::Frame;
 use crate::link::{self, read_link};
 use crate::outbox;
 use crate::pool;
@@ -15,9 +16,7 @@ use crate::record::count_reserve;
 use crate::region::{self, frame_base};
 use crate::remote;
 use crate::sync::Ordering;
-use crate::types::{
-    linked_frame, HeapLocal, OwnedHeap, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL, QUEUE_FULL,
-};
+use crate::types::{HeapLocal, OwnedHeap, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL, QUEUE_FULL};
 
 /// The allocation-policy study's switch (docs/policy.md): take exactly what
 /// a refill asks for, never the rest of the span. Compiled only with the
@@ -97,13 +96,13 @@ pub(crate) fn reserve_one(heap: OwnedHeap, class: u8) -> Option<NonNull<u8>> {
 /// chain in the outbox, no remote frees on the span): where the fast paths
 /// serve from. `None` otherwise, for `reserve_slow`.
 #[inline(always)]
-fn quiet_head_span(heap: OwnedHeap, class: u8) -> Option<(u32, &'static Span)> {
+fn quiet_head_span(heap: OwnedHeap, class: u8) -> Option<(Frame, &'static Span)> {
     if !heap.mailbox.is_empty() || heap.outbox_slots.load(Ordering::Relaxed) != 0 {
         return None;
     }
     // SAFETY: this thread owns its heap; reserve is never re-entered.
     let local = unsafe { heap.local() };
-    let frame = linked_frame(local.queues_of(class).avail)?;
+    let frame = Frame::from_link(local.queues_of(class).avail)?;
     let span = region::span(frame);
     if remote::has_pending(span) {
         return None;
@@ -196,7 +195,7 @@ fn reserve_slow(
     let local = unsafe { heap.local() };
     drain_mailbox(heap, local);
     loop {
-        let frame = match linked_frame(local.queues_of(class).avail) {
+        let frame = match Frame::from_link(local.queues_of(class).avail) {
             None => new_span(heap, local, class)?,
             Some(frame) => frame,
         };
@@ -222,7 +221,7 @@ fn reserve_slow(
 /// loop will most likely want it, and a sliver left behind would only cost
 /// another refill.
 fn take_slots(
-    frame: u32,
+    frame: Frame,
     span: &Span,
     sl: &mut SpanLocal,
     want: u32,
@@ -307,7 +306,7 @@ fn listed_slots(sl: &SpanLocal, span: &Span) -> u32 {
 /// Moves a span with nothing left to reserve onto the full queue, armed so
 /// that a remote free brings it back. If frees are already waiting it stays
 /// on the avail queue, where the next look collects them.
-fn park_full(local: &mut HeapLocal, frame: u32, span: &Span) {
+fn park_full(local: &mut HeapLocal, frame: Frame, span: &Span) {
     if remote::arm(span) {
         // SAFETY: this thread owns the span; the caller's local reference to
         // it is no longer used.
@@ -316,7 +315,7 @@ fn park_full(local: &mut HeapLocal, frame: u32, span: &Span) {
 }
 
 /// Assigns an empty frame to this heap as a span of `class`.
-fn new_span(heap: OwnedHeap, local: &mut HeapLocal, class: u8) -> Option<u32> {
+fn new_span(heap: OwnedHeap, local: &mut HeapLocal, class: u8) -> Option<Frame> {
     let frame = pool::acquire_frame()?;
     let span = region::span(frame);
     let shape = class::shape(class);

@@ -52,7 +52,7 @@ pub fn stats() -> Stats {
     }
     let [batched_boxes, reserve_calls, run_slots, large_blocks] = counter_totals();
     let mut out_of_spans: u64 = 0;
-    for frame in 0..region::frames_touched() {
+    for frame in region::frames_touched() {
         out_of_spans += slots_out(region::span(frame)) as u64;
     }
     let mut unused_in_runs: u64 = 0;

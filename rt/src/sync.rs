@@ -18,6 +18,7 @@ pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64};
 
 pub(crate) use core::sync::atomic::Ordering;
 
+use crate::frame::Frame;
 use crate::os;
 
 /// Waits a moment for another thread to finish a short critical step:
@@ -268,10 +269,11 @@ shared_word!(core::sync::atomic::AtomicU64);
 shared_word!(loom::sync::atomic::AtomicU64);
 
 /// A lock-free stack (Treiber's) of frame indices, linked through a field
-/// of each frame's metadata. The top word holds the top index + 1 (0 for
-/// empty) in its low half and a tag bumped by every push and pop in its high
-/// half, so that a pop whose compare-and-swap read a stale top fails rather
-/// than link in a frame that has moved (the ABA problem).
+/// of each frame's metadata. The top word holds the link to the top frame
+/// ([`Frame::link`], 0 for empty) in its low half and a tag bumped by every
+/// push and pop in its high half, so that a pop whose compare-and-swap read
+/// a stale top fails rather than link in a frame that has moved (the ABA
+/// problem).
 pub(crate) struct IndexStack<W = core::sync::atomic::AtomicU64> {
     top: W,
 }
@@ -290,13 +292,13 @@ impl<W: SharedWord> IndexStack<W> {
         IndexStack { top }
     }
 
-    /// Pushes `index`, whose link field is `link`. Release: what the pusher
+    /// Pushes `frame`, whose link field is `link`. Release: what the pusher
     /// wrote before is visible to whoever pops or takes it.
-    pub(crate) fn push(&self, index: u32, link: &AtomicU32) {
+    pub(crate) fn push(&self, frame: Frame, link: &AtomicU32) {
         let mut top = self.top.load(Ordering::Relaxed);
         loop {
             link.store(top as u32, Ordering::Relaxed);
-            let new = next_tag(top) | (index as u64 + 1);
+            let new = next_tag(top) | frame.link() as u64;
             window();
             match self
                 .top
@@ -308,29 +310,29 @@ impl<W: SharedWord> IndexStack<W> {
         }
     }
 
-    /// Pops the top index; `link_of` names the link field of an index.
-    pub(crate) fn pop<'a>(&self, link_of: impl Fn(u32) -> &'a AtomicU32) -> Option<u32> {
+    /// Pops the top frame; `link_of` names the link field of a frame.
+    pub(crate) fn pop<'a>(&self, link_of: impl Fn(Frame) -> &'a AtomicU32) -> Option<Frame> {
         let mut top = self.top.load(Ordering::Acquire);
         loop {
-            let index = (top as u32).checked_sub(1)?;
+            let frame = Frame::from_link(top as u32)?;
             // May read the link of a frame another thread popped meanwhile;
             // the tag then makes the compare-and-swap below fail.
-            let next = link_of(index).load(Ordering::Relaxed);
+            let next = link_of(frame).load(Ordering::Relaxed);
             let new = next_tag(top) | next as u64;
             window();
             match self
                 .top
                 .compare_exchange_weak(top, new, Ordering::Acquire, Ordering::Acquire)
             {
-                Ok(_) => return Some(index),
+                Ok(_) => return Some(frame),
                 Err(seen) => top = seen,
             }
         }
     }
 
-    /// Takes the whole stack at once; returns the first index + 1 (0 for
-    /// none), the rest following its links. Acquire: the pushers' writes are
-    /// visible.
+    /// Takes the whole stack at once; returns the link to the first frame
+    /// ([`Frame::link`], 0 for none), the rest following its links.
+    /// Acquire: the pushers' writes are visible.
     pub(crate) fn take_all(&self) -> u32 {
         let mut top = self.top.load(Ordering::Relaxed);
         loop {

@@ -27,6 +27,7 @@ use core::sync::atomic::AtomicUsize;
 
 use crate::class::NUM_CLASSES;
 use crate::fatal::check;
+use crate::frame::Frame;
 use crate::heap::{
     current, current_owned, has_retired, mark_retired, scope_state, set_current, set_scope_state,
     ScopeState,
@@ -39,7 +40,7 @@ use crate::record::claim_record;
 use crate::region;
 use crate::remote;
 use crate::sync::{window, Ordering, RunOnce};
-use crate::types::{linked_frame, ClassQueues, OwnedHeap, OwnerWord, Span, NO_HEAP, QUEUE_NONE};
+use crate::types::{ClassQueues, OwnedHeap, OwnerWord, Span, NO_HEAP, QUEUE_NONE};
 
 /// This thread's heap, made on first use. `None` once the thread is exiting
 /// or when the region cannot be reserved.
@@ -178,7 +179,7 @@ fn retire_current() {
         let queues = local.queues[class];
         for first in [queues.avail, queues.full] {
             let mut next = first;
-            while let Some(frame) = linked_frame(next) {
+            while let Some(frame) = Frame::from_link(next) {
                 let span = region::span(frame);
                 // SAFETY: the span belongs to this heap.
                 next = unsafe { span.local().next };
@@ -197,7 +198,7 @@ fn retire_current() {
 
 /// Leaves a span consistent for a world without its owner: released if
 /// nothing is out, otherwise abandoned to the frees still to come.
-fn retire_span(frame: u32, span: &Span) {
+fn retire_span(frame: Frame, span: &Span) {
     check!(
         // SAFETY: the span belongs to this exiting heap, which holds no
         // reference to its state; its free list's links are visible to it.
@@ -244,7 +245,7 @@ unsafe extern "C" fn after_fork_in_child() {
         // SAFETY: records are never freed; this is this thread's.
         let _ = unsafe { &*heap }.mailbox.take_all();
     }
-    for frame in 0..region::frames_touched() {
+    for frame in region::frames_touched() {
         let span = region::span(frame);
         let in_mailbox = remote::forget_notifier_after_fork(span);
         if rebuild && in_mailbox && span.owner().heap() == heap {

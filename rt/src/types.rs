@@ -23,24 +23,11 @@ use core::ptr;
 use crate::class::{class_for, CLASSES, NUM_CLASSES};
 use crate::config::MAX_SMALL_SIZE;
 use crate::cursor::SharedCursor;
+use crate::frame::Frame;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, IndexStack, Ordering};
 
 /// The end of a free list.
 pub(crate) const NIL: u32 = u32::MAX;
-
-/// The link to frame `frame` in a list of frames (class queues, the
-/// mailbox, the pool): its index + 1, so that 0 ends a list. Frame indices
-/// stay below 2^19 (a 32 GiB region of 64 KiB frames), so this never wraps.
-#[inline(always)]
-pub(crate) fn link_to(frame: u32) -> u32 {
-    frame.wrapping_add(1)
-}
-
-/// The frame a list link names, or `None` at the end of the list.
-#[inline(always)]
-pub(crate) fn linked_frame(link: u32) -> Option<u32> {
-    link.checked_sub(1)
-}
 
 /// Which of its heap's class queues a span is on.
 pub(crate) const QUEUE_NONE: u8 = 0;
@@ -64,7 +51,7 @@ pub(crate) struct Span {
     /// that a push and a state change are one compare-and-swap. See
     /// `remote.rs`.
     pub remote: AtomicU64,
-    /// Link in a heap's mailbox: frame index + 1, or 0. Written by the
+    /// Link in a heap's mailbox: a [`Frame::link`], or 0. Written by the
     /// thread that notifies the owner.
     pub mail_next: AtomicU32,
     _remote_line: [u8; 64 - 12],
@@ -80,7 +67,7 @@ pub(crate) struct Span {
     /// The key free-list links are encoded with (0, no encoding, unless the
     /// `hardened` feature is on). Set before any slot is handed out.
     pub link_key: AtomicU32,
-    /// Link in the shared pool of empty frames: frame index + 1, or 0.
+    /// Link in the shared pool of empty frames: a [`Frame::link`], or 0.
     pub pool_next: AtomicU32,
     _fixed_line: [u8; 64 - 8 - 12],
 
@@ -129,7 +116,7 @@ pub(crate) struct SpanLocal {
     pub fresh: u32,
     /// First slot of the owner's free list, or [`NIL`].
     pub free_head: u32,
-    /// Neighbours in the class queue: frame index + 1, or 0.
+    /// Neighbours in the class queue: a [`Frame::link`], or 0.
     pub prev: u32,
     pub next: u32,
 }
@@ -397,7 +384,7 @@ impl Counters {
 }
 
 /// The two queues of spans of one class in a heap: intrusive doubly linked
-/// lists through `SpanLocal::{prev, next}`, holding frame index + 1.
+/// lists through `SpanLocal::{prev, next}`, holding frame links ([`Frame::link`]).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct ClassQueues {
     pub avail: u32,
@@ -423,7 +410,7 @@ pub(crate) struct HeapLocal {
 #[repr(C, align(32))]
 pub(crate) struct Outgoing {
     /// The span's frame, or [`Outgoing::UNUSED`].
-    pub frame: u32,
+    pub frame: Frame,
     /// Offset of the chain's first slot; each links the next.
     pub head: u32,
     /// Slots the chain takes before it is sent: `OUTBOX_LIMIT` less its
@@ -439,7 +426,7 @@ pub(crate) struct Outgoing {
 
 impl Outgoing {
     /// The frame of an unused entry: past every frame a region can have.
-    pub(crate) const UNUSED: u32 = u32::MAX;
+    pub(crate) const UNUSED: Frame = Frame::new(u32::MAX);
 
     pub(crate) const EMPTY: Outgoing = Outgoing {
         frame: Outgoing::UNUSED,
