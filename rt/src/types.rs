@@ -145,6 +145,14 @@ impl Span {
 
     /// The owner-only state.
     ///
+    /// An `unsafe fn` rather than a method of an owner handle, as the heap's
+    /// state is reached through [`OwnedHeap`]: a span's owner is not fixed
+    /// to a thread the type could name. It changes hands (handed out from
+    /// the pool, abandoned at its owner's exit, reclaimed by whichever
+    /// thread frees its last slot), and in between a thread that holds it
+    /// alone is its owner for the moment. Who holds a span is known only at
+    /// run time, from its owner word; so the caller states it.
+    ///
     /// # Safety
     /// - The caller is the span's owner thread, or holds the span while it is
     ///   unowned (pooling or reclaiming it).
