@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Measures the real-programs table and writes docs/programs.md.
 
-    benches/suite/programs.sh                      # full: 5 rounds of 3 runs per process, callgrind (about 10 minutes on 2 cores: 2 of rounds, 7 of callgrind, on a quiet machine; plus the build)
-    benches/suite/programs.sh --quick              # 2 rounds of 2 runs, no callgrind (about 1 minute, plus the build)
+    benches/suite/programs.sh                      # full: 5 rounds of 3 runs per process, callgrind (about 20 to 35 minutes on 2 cores, three quarters of it callgrind; plus the build)
+    benches/suite/programs.sh --quick              # 2 rounds of 2 runs, no callgrind (about 2 minutes, plus the build)
     benches/suite/programs.sh --programs expr,stmt --allocators system,batch_system
     benches/suite/programs.sh --report-only docs/programs.json   # rewrite the page from a run
 
 Every program of benches/suite/real.rs (the deserialize demonstration's
 records and document tree, the expression parser, the linked list,
-binary-trees, the statement parser), each compiled from one source as
-written (`plain`), under `#[batch_alloc]` (`attr`) and under
-`#[batch_alloc(boxes)]` (`per_site`), runs in each of the five suite
+binary-trees, the statement parser; and the reach programs: the records
+export through derived `Deserialize`, an iterator-chain log analyser, and
+the derived parse under rayon on 1 and 2 threads), each compiled from
+one source as written (`plain`), under `#[batch_alloc]` (`attr`) and
+under `#[batch_alloc(boxes)]` (`per_site`), runs in each of the five suite
 binaries: plain glibc, mimalloc and jemalloc, and BatchAlloc<System> and
 BatchAlloc<MiMalloc>. A fourth variant, `scoped_boxes`, is the `attr` twin
 in a process that calls `set_capture(Capture::Boxes)` first. A cell is one

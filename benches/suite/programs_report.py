@@ -14,7 +14,7 @@ import os
 import shlex
 import statistics
 
-from report import load_results, machine_rows, spread_text, table, verdict_at_least
+from report import load_results, machine_rows, spread_text, straddle, table, verdict_at_least
 
 ALLOCATOR = {
     "system": "glibc",
@@ -40,13 +40,38 @@ PLAIN = "plain"
 DEFAULT = "attr"
 
 # Issue 12's targets, for annotated code: which programs each speaks of.
+# They speak of the table's first six programs only: the programs added
+# later have targets of their own (reach_targets).
+ISSUE12 = ["records", "tree", "expr", "linked_list", "binary_trees", "stmt"]
 DESERIALIZERS = ["records", "tree"]
 PARSERS = ["expr", "stmt"]
 
+# The reach programs: code shaped unlike the examples the attribute was
+# built on, each with the sentence the page adds to its description.
+REACH = {
+    "derive": "No hand-written visitor anywhere: the types only derive `Deserialize`, so "
+              "serde's generated code does every loop and the annotation can only be a "
+              "`batch_alloc::scope` around the `serde_json::from_str` call (per site: the "
+              "`serde_boxes` helpers on its `Vec<Box<T>>` fields).",
+    "chains": "Idiomatic adapters (`lines`, `filter_map`, `fold`, `collect`) and not one `for`, "
+              "so every loop the attribute meets is a closure inside an iterator chain "
+              "(`parse_line`, a leaf, runs in `analyse`'s scope).",
+    "par_derive_1t": "Rayon with per-thread scopes: each task parses one document inside a "
+                     "`batch_alloc::scope` on the thread that runs it; here a pool of 1 thread.",
+    "par_derive_2t": "Rayon with per-thread scopes, as `par_derive_1t` but on a pool of 2 threads "
+                     "(the machine's two cores).",
+}
+# `derive` is the `records` export without the hand-written visitors: it
+# must keep this share of their speed-up.
+VISITORS = {"derive": "records"}
+SHARE = 0.9
+# The rayon program at each pool size.
+THREADS = {"par_derive_1t": 1, "par_derive_2t": 2}
+
 
 RUNNING = """\
-benches/suite/programs.sh            # full: 5 rounds of 3 runs per process, callgrind (about 10 minutes on 2 cores: 2 of rounds, 7 of callgrind, on a quiet machine; plus the build)
-benches/suite/programs.sh --quick    # 2 rounds of 2 runs, no callgrind (about 1 minute, plus the build)
+benches/suite/programs.sh            # full: 5 rounds of 3 runs per process, callgrind (about 20 to 35 minutes on 2 cores, three quarters of it callgrind; plus the build)
+benches/suite/programs.sh --quick    # 2 rounds of 2 runs, no callgrind (about 2 minutes, plus the build; writes docs/programs.md unless given --doc)
 benches/suite/programs.sh --programs expr,stmt --allocators system,mimalloc,batch_system --quick
 benches/suite/programs.sh --size stmt=1000000 --rounds 3 --skip-callgrind
 benches/suite/programs.sh --report-only docs/programs.json   # rewrite this page from the run's copy of the results\
@@ -325,22 +350,21 @@ def served_text(counters):
     return ", ".join(parts) + f"; {counters.get('reserve_calls', 0):,.0f} refills"
 
 
-def targets(run):
-    """Issue 12's targets for the default twin, each with its figures and
-    a verdict; rows of (target, measured, verdict, met by every program)."""
-    if not run.default:
-        return []
-    v = run.default
-    bs, bm = ("batch_system", v), ("batch_mimalloc", v)
-    out = []
+class Targets:
+    """The rows of a target table, each (target, measured, verdict, met by
+    every program)."""
 
-    def speedups(base, new, programs):
+    def __init__(self, run):
+        self.run = run
+        self.rows = []
+
+    def speedups(self, base, new, programs):
         """[(program, speedup, its per-round range)], `base` and `new` as
         (binary, variant)."""
-        return [(p, *(lambda r: (r[0], r[1:]) if r else (None, None))(run.speedup(p, base, new)))
-                for p in programs]
+        split = lambda r: (r[0], r[1:]) if r else (None, None)
+        return [(p, *split(self.run.speedup(p, base, new))) for p in programs]
 
-    def at_least(label, values, target, fmt=fmt_x):
+    def at_least(self, label, values, target, fmt=fmt_x):
         """A row: every program's value must be `target` or more."""
         known = [(x, p, rounds) for p, x, rounds in values if x is not None]
         if not known:
@@ -350,10 +374,10 @@ def targets(run):
             met = sum(y >= target for y, _, _ in known)
             verdict = (f"{met} of {len(known)} programs; worst {p}: "
                        + verdict_at_least(x, target, "x", rounds))
-        out.append([label, "; ".join(f"{p} {fmt(x)}" for p, x, _ in values), verdict,
-                    bool(known) and all(x is not None and x >= target for _, x, _ in values)])
+        self.rows.append([label, "; ".join(f"{p} {fmt(x)}" for p, x, _ in values), verdict,
+                          bool(known) and all(x is not None and x >= target for _, x, _ in values)])
 
-    def at_most_pct(label, values, target):
+    def at_most_pct(self, label, values, target):
         """A row: no program's increase may pass `target` percent."""
         known = [(x, p) for p, x in values if x is not None]
         if not known:
@@ -364,35 +388,173 @@ def targets(run):
             verdict = f"{met} of {len(known)} programs; worst {p}: " + (
                 f"**met**: {x:+.1f}% (target ≤ +{target:g}%)" if x <= target else
                 f"**missed**: {x:+.1f}% (target ≤ +{target:g}%; {x - target:.1f} points over)")
-        out.append([label, "; ".join(f"{p} {fmt_pct(x)}" for p, x in values), verdict,
-                    bool(known) and all(x is not None and x <= target for _, x in values)])
+        self.rows.append([label, "; ".join(f"{p} {fmt_pct(x)}" for p, x in values), verdict,
+                          bool(known) and all(x is not None and x <= target for _, x in values)])
 
-    programs = run.programs
-    at_least("never slower than as written, on BatchAlloc&lt;System>: time",
-             speedups(("batch_system", PLAIN), bs, programs), 1.0)
-    at_least("… instructions",
-             [(p, run.fewer(p, ("batch_system", PLAIN), bs), None) for p in programs], 1.0)
+
+def targets(run):
+    """Issue 12's targets for the default twin, over the programs it
+    speaks of, each with its figures and a verdict; rows of (target,
+    measured, verdict, met by every program)."""
+    if not run.default:
+        return []
+    v = run.default
+    bs, bm = ("batch_system", v), ("batch_mimalloc", v)
+    t = Targets(run)
+    programs = [p for p in run.programs if p in ISSUE12]
+    t.at_least("never slower than as written, on BatchAlloc&lt;System>: time",
+               t.speedups(("batch_system", PLAIN), bs, programs), 1.0)
+    t.at_least("… instructions",
+               [(p, run.fewer(p, ("batch_system", PLAIN), bs), None) for p in programs], 1.0)
     for group, what, target, than in ((DESERIALIZERS, "the deserializers", 1.6, "faster than"),
                                       (PARSERS, "the parsers", 1.3, "no slower than")):
         progs = [p for p in group if p in programs]
         if progs:
-            at_least(f"{what} ({', '.join(progs)}) ≥ {target}x faster than glibc as written",
-                     speedups(("system", PLAIN), bs, progs), target)
-            at_least(f"… {than} plain mimalloc", speedups(("mimalloc", PLAIN), bs, progs), 1.0)
+            t.at_least(f"{what} ({', '.join(progs)}) ≥ {target}x faster than glibc as written",
+                       t.speedups(("system", PLAIN), bs, progs), target)
+            t.at_least(f"… {than} plain mimalloc",
+                       t.speedups(("mimalloc", PLAIN), bs, progs), 1.0)
     progs = [p for p in DESERIALIZERS + PARSERS if p in programs]
-    at_least(f"on BatchAlloc&lt;MiMalloc>: ≥ 1.25x faster than plain mimalloc "
-             f"({', '.join(progs)})", speedups(("mimalloc", PLAIN), bm, progs), 1.25)
+    t.at_least(f"on BatchAlloc&lt;MiMalloc>: ≥ 1.25x faster than plain mimalloc "
+               f"({', '.join(progs)})", t.speedups(("mimalloc", PLAIN), bm, progs), 1.25)
     for b in ("batch_system", "batch_mimalloc"):
-        at_most_pct(f"the wrapper, no attribute: {ALLOCATOR[b]} as written ≤ +3% instructions "
-                    f"over {ALLOCATOR[INNER[b]]}",
-                    [(p, run.more_pct(p, (INNER[b], PLAIN), (b, PLAIN), run.instructions))
-                     for p in programs], 3.0)
+        t.at_most_pct(f"the wrapper, no attribute: {ALLOCATOR[b]} as written ≤ +3% instructions "
+                      f"over {ALLOCATOR[INNER[b]]}",
+                      [(p, run.more_pct(p, (INNER[b], PLAIN), (b, PLAIN), run.instructions))
+                       for p in programs], 3.0)
     for b in ("batch_system", "batch_mimalloc"):
-        at_most_pct(f"peak RSS, {ALLOCATOR[b]} annotated, ≤ +10% over {ALLOCATOR[INNER[b]]} "
-                    "as written",
-                    [(p, run.more_pct(p, (INNER[b], PLAIN), (b, v), run.peak))
-                     for p in programs], 10.0)
-    return out
+        t.at_most_pct(f"peak RSS, {ALLOCATOR[b]} annotated, ≤ +10% over {ALLOCATOR[INNER[b]]} "
+                      "as written",
+                      [(p, run.more_pct(p, (INNER[b], PLAIN), (b, v), run.peak))
+                       for p in programs], 10.0)
+    return t.rows
+
+
+def same_input(run, a, b):
+    """Whether programs `a` and `b` read the same input: the same size,
+    input bytes, boxes and check value in every cell; None where either
+    was not measured."""
+    def seen(p):
+        return {(r["size"], r["input_bytes"], r["boxes"], r["check"])
+                for c in run.each_cell() if c[0] == p for r in run.rows(*c)}
+    sa, sb = seen(a), seen(b)
+    if not sa or not sb:
+        return None
+    return sa == sb
+
+
+def share(run, p, of, base, new):
+    """`p`'s speed-up (base to new) over that of `of`: the share it keeps,
+    and its lowest and highest within one round; None if not measured."""
+    rp, ro = run.speedup(p, base, new), run.speedup(of, base, new)
+    if not rp or not ro:
+        return None
+    tb, tn = run.times(p, *base), run.times(p, *new)
+    ob, on = run.times(of, *base), run.times(of, *new)
+    per = [(b / n) / (c / m) for b, n, c, m in zip(tb, tn, ob, on)]
+    return rp[0] / ro[0], min(per), max(per), rp[0], ro[0]
+
+
+def reach_targets(run):
+    """The reach programs' targets for the default twin: rows as
+    `targets`'s."""
+    progs = [p for p in REACH if p in run.programs]
+    if not run.default or not progs:
+        return []
+    v = run.default
+    bs, bm = ("batch_system", v), ("batch_mimalloc", v)
+    t = Targets(run)
+    t.at_least("on BatchAlloc&lt;System>: ≥ 1.5x faster than glibc as written",
+               t.speedups(("system", PLAIN), bs, progs), 1.5)
+    t.at_least("… at least as fast as plain mimalloc as written",
+               t.speedups(("mimalloc", PLAIN), bs, progs), 1.0)
+    t.at_least("on BatchAlloc&lt;MiMalloc>: ≥ 1.25x faster than plain mimalloc as written",
+               t.speedups(("mimalloc", PLAIN), bm, progs), 1.25)
+    for b in ("batch_system", "batch_mimalloc"):
+        base = (INNER[b], PLAIN)
+        t.at_least(f"never slower than as written on the allocator it wraps: {ALLOCATOR[b]} "
+                   f"annotated vs {ALLOCATOR[INNER[b]]} as written: time",
+                   t.speedups(base, (b, v), progs), 1.0)
+        t.at_least("… instructions", [(p, run.fewer(p, base, (b, v)), None) for p in progs], 1.0)
+    for p, of in VISITORS.items():
+        if p in progs and of in run.programs:
+            t.rows.append(share_row(run, p, of, ("system", PLAIN), bs))
+    for b in ("batch_mimalloc", "batch_system"):
+        t.at_most_pct(f"peak RSS, {ALLOCATOR[b]} annotated, ≤ +10% over {ALLOCATOR[INNER[b]]} "
+                      "as written",
+                      [(p, run.more_pct(p, (INNER[b], PLAIN), (b, v), run.peak))
+                       for p in progs], 10.0)
+    return t.rows
+
+
+def share_row(run, p, of, base, new):
+    """The row of `p`'s share of `of`'s speed-up (target: SHARE or more)."""
+    label = (f"{p} (derived `Deserialize`) keeps ≥ {100 * SHARE:.0f}% of the speed-up of {of} "
+             f"(hand-written visitors): {ALLOCATOR[new[0]]} annotated over "
+             f"{ALLOCATOR[base[0]]} as written")
+    s = share(run, p, of, base, new)
+    same = same_input(run, p, of)
+    if s is None:
+        return [label, "–", "not measured", False]
+    kept, low, high, sp, so = s
+    gain = f"{100 * (sp - 1) / (so - 1):.0f}%" if so > 1 else "–"
+    measured = (f"{p} {fmt_x(sp)}; {of} {fmt_x(so)}; share {100 * kept:.0f}% (of the gain "
+                f"above 1x: {gain})")
+    ip, io = run.fewer(p, base, new), run.fewer(of, base, new)
+    if ip and io:
+        measured += (f"; by instructions: {p} {fmt_x(ip)}, {of} {fmt_x(io)}, "
+                     f"share {100 * ip / io:.0f}%")
+    measured += "; same input" if same else "; **not the same input**"
+    note = (f"; single rounds fall on both sides ({100 * low:.0f}–{100 * high:.0f}%)"
+            if straddle((low, high), SHARE) else "")
+    verdict = (f"**met**: {100 * kept:.0f}% (target ≥ {100 * SHARE:.0f}%; "
+               f"{100 * (kept / SHARE - 1):.0f}% above{note})" if kept >= SHARE else
+               f"**missed**: {100 * kept:.0f}% (target ≥ {100 * SHARE:.0f}%; "
+               f"{100 * (1 - kept / SHARE):.0f}% short{note})")
+    return [label, measured, verdict, kept >= SHARE]
+
+
+def rayon_table(run):
+    """The rayon program at each pool size against the same program under
+    plain mimalloc: time and peak RSS of mimalloc as written, and glibc
+    as written and the default twin on each wrapper against it."""
+    v = run.default
+    base = ("mimalloc", PLAIN)
+    cells = [("glibc, as written", ("system", PLAIN))] + [
+        (f"{ALLOCATOR[b]}, {SHORT.get(v, v)}", (b, v)) for b in run.wrapped]
+    header = ["threads", "mimalloc as written: time", "peak RSS"]
+    for name, _ in cells:
+        header += [f"{name}: time vs mimalloc", "peak RSS vs mimalloc"]
+    rows = []
+    for p in THREADS:
+        if p not in run.programs:
+            continue
+        row = [f"{THREADS[p]} (`{p}`)", fmt_ms(run.time(p, *base)), fmt_mib(run.peak(p, *base))]
+        for _, cell in cells:
+            row += [fmt_x(run.speedup(p, base, cell)),
+                    fmt_pct(run.more_pct(p, base, cell, run.peak))]
+        rows.append(row)
+    return table(header, rows)
+
+
+def scaling_text(run):
+    """How much faster each allocator's rayon program runs on 2 threads
+    than on 1, in a sentence; None without both."""
+    progs = [p for p in THREADS if p in run.programs]
+    if len(progs) != 2 or not run.default:
+        return None
+    one, two = progs
+    v = run.default
+    cells = [("mimalloc as written", ("mimalloc", PLAIN)),
+             ("glibc as written", ("system", PLAIN))] + [
+        (f"{ALLOCATOR[b]} {SHORT.get(v, v)}", (b, v)) for b in run.wrapped]
+    parts = []
+    for name, cell in cells:
+        a, b = run.time(one, *cell), run.time(two, *cell)
+        if a and b:
+            parts.append(f"{name} {fmt_x(a / b)}")
+    return ("From 1 thread to 2 (medians over rounds; a machine of 2 cores shared with other "
+            "work): " + ", ".join(parts) + ".") if parts else None
 
 
 def loads(run):
@@ -439,6 +601,57 @@ def method(run):
         "environment and refuses a run where a cell's capture (`batch_alloc::capture()`, in "
         "its JSON line) is not its variant's. `scoped_boxes` and `per_site` run in the "
         "wrapped binaries only.")
+
+
+def write_reach(run, reach, w):
+    """The reach programs' section: what each adds, their targets, and
+    the rayon program against plain mimalloc."""
+    w("## The reach programs")
+    w("")
+    w("Programs added after issue 12, each shaped unlike the examples the attribute was "
+      "built on:")
+    w("")
+    for p in reach:
+        w(f"- `{p}`: {REACH[p]}")
+    w("")
+    rows = reach_targets(run)
+    met = sum(r[3] for r in rows)
+    w(f"Their targets, for `{run.default}` (in `derive` and the rayon programs, "
+      "`batch_alloc::scope` around `serde_json::from_str`; in `chains`, `#[batch_alloc]` on "
+      f"every fn). {met} of {len(rows)} targets met for every program.")
+    w("")
+    w(table(["target", "measured", "verdict"], [r[:3] for r in rows], ["---", "---", "---"]))
+    w("")
+    for p, of in VISITORS.items():
+        if p not in reach or of not in run.programs:
+            continue
+        same = same_input(run, p, of)
+        if same:
+            w(f"`{of}` and `{p}` read the same input: the demonstration's generator "
+              f"(`generate::json`) at the same size ({input_text(run, p)}), and every cell of "
+              "both builds the same boxes and computes the same check value, so the share "
+              "compares the two deserializers alone.")
+        elif same is False:
+            w(f"**`{of}` and `{p}` do not read the same input in this run** (their sizes, "
+              "input bytes, boxes or check values differ): the share compares speed-ups over "
+              "different inputs.")
+        w("")
+    if any(p in THREADS for p in reach):
+        w("### The rayon program against plain mimalloc")
+        w("")
+        w("`par_derive` at 1 and 2 threads: mimalloc as written, and each other cell against "
+          "it (×: times faster; %: peak RSS more or less). Per-round ranges in brackets.")
+        w("")
+        w(rayon_table(run))
+        w("")
+        scaling = scaling_text(run)
+        if scaling:
+            w(scaling)
+            w("")
+        w("The clock leaves out the time the measuring thread waited for a CPU; in the rayon "
+          "programs that thread waits for the pool, whose threads' waits are counted, so "
+          "these times carry more of the machine's other load than the others do.")
+        w("")
 
 
 def write(results, doc):
@@ -531,11 +744,20 @@ def write(results, doc):
     w("")
     rows = targets(run)
     met = sum(r[3] for r in rows)
-    w(f"For `{run.default or '–'}` (the attribute's default form). "
+    reach = [p for p in REACH if p in run.programs]
+    over = ""
+    if reach:
+        over = (f" over the programs issue 12 speaks of "
+                f"({', '.join(p for p in run.programs if p in ISSUE12) or 'none in this run'}; "
+                "the programs added since have targets of their own: "
+                "[The reach programs](#the-reach-programs))")
+    w(f"For `{run.default or '–'}` (the attribute's default form){over}. "
       f"{met} of {len(rows)} targets met for every program.")
     w("")
     w(table(["target", "measured", "verdict"], [r[:3] for r in rows], ["---", "---", "---"]))
     w("")
+    if reach:
+        write_reach(run, reach, w)
     w("## The wrapper alone: `BatchAlloc` under code as written")
     w("")
     w("What installing `BatchAlloc` costs a program that has no annotation: as written on the "
@@ -568,7 +790,8 @@ def write(results, doc):
       "`--size NAME=N`):")
     w("")
     w(table(["program", "size", "input", "what one run does"],
-            [[p["name"], f"{p['size']:,} {p['unit']}", input_text(run, p["name"]), p["about"]]
+            [[p["name"], f"{p['size']:,} {p['unit']}", input_text(run, p["name"]),
+              p["about"] + (f". {REACH[p['name']]}" if p["name"] in REACH else "")]
              for p in results["programs"]],
             ["---", "---:", "---:", "---"]))
     w("")
