@@ -12,7 +12,7 @@ binary-trees, the statement parser; and the reach programs: the records
 export through derived `Deserialize`, an iterator-chain log analyser, and
 the derived parse under rayon on 1 and 2 threads), each compiled from
 one source as written (`plain`), under `#[batch_alloc]` (`attr`) and
-under `#[batch_alloc(boxes)]` (`per_site`), runs in each of the five suite
+under `#[batch_alloc(per_site)]` (`per_site`), runs in each of the five suite
 binaries: plain glibc, mimalloc and jemalloc, and BatchAlloc<System> and
 BatchAlloc<MiMalloc>. A fourth variant, `scoped_boxes`, is the `attr` twin
 in a process that calls `set_capture(Capture::Boxes)` first. A cell is one
@@ -35,6 +35,16 @@ per_site) run in the two wrapped binaries only.
 3. Instructions: `valgrind --tool=callgrind`, one run of each cell: the
    count of a process that makes one run less that of a process that
    builds the input and makes none (the same for every variant).
+
+Why its own rounds rather than hyperfine, which benches/crates/run.sh uses
+to time whole processes: a cell's process first builds the program's
+input (up to a third of its time) and then times only its runs, in
+process, less the time the thread waited for a CPU; it reads its own peak
+RSS after resetting it once the input is built, and reports the check
+value and capture setting the driver verifies. hyperfine would time the
+input's construction with the program and could check none of that. What
+stays here is the order of the cells (rotated and shuffled rounds) and
+the medians.
 
 Results land in target/programs/<stamp>/results.json (target/programs/latest
 points at it); programs_report.py then writes docs/programs.md and keeps a

@@ -30,7 +30,7 @@ WRAPPED = ["batch_system", "batch_mimalloc"]
 SWITCH = ["mimalloc", "jemalloc"]
 VARIANT = {"plain": "as written", "attr": "`#[batch_alloc]`",
            "scoped_boxes": "`#[batch_alloc]`, `Capture::Boxes`",
-           "per_site": "`#[batch_alloc(boxes)]`"}
+           "per_site": "`#[batch_alloc(per_site)]`"}
 # Short names for the main tables' headers (the legend above them explains).
 SHORT = {"plain": "as written", "attr": "`#[batch_alloc]`",
          "scoped_boxes": "`Capture::Boxes`", "per_site": "`(boxes)`"}
@@ -688,7 +688,7 @@ def write(results, doc):
       "install `BatchAlloc`, or switch the global allocator instead, which is faster, by how "
       "much, at what memory? And which form of the attribute should be the default? Each "
       "program is compiled from one source three times (as written; with `#[batch_alloc]` "
-      "where its example puts it; with `#[batch_alloc(boxes)]` in the same places) and runs "
+      "where its example puts it; with `#[batch_alloc(per_site)]` in the same places) and runs "
       "under five global allocators. Under `BatchAlloc` that gives four ways to run it:")
     w("")
     w(table(["twin", "what serves the program's allocations"], [
@@ -730,7 +730,7 @@ def write(results, doc):
               "BatchAlloc&lt;System>; mimalloc as written for BatchAlloc&lt;MiMalloc>, which "
               "wraps it. Twins: as written, `#[batch_alloc]` (the default: capturing scopes), "
               "`Capture::Boxes` (the same with capture off), `(boxes)` "
-              "(`#[batch_alloc(boxes)]`, per site). In bold, the best twin on each wrapper; "
+              "(`#[batch_alloc(per_site)]`, per site). In bold, the best twin on each wrapper; "
               "the last row is the geometric mean over the programs.")
             w("")
         w({"×": "Speedups (above 1: faster). Per-round ranges are under Every cell.",
