@@ -188,7 +188,10 @@
 //! [batch-alloc]: https://docs.rs/batch-alloc
 
 // The modules in layers, each importing only from the layers above it in
-// this list (rt/tests/sources/layers.rs checks it):
+// this list (rt/tests/sources/layers.rs checks it). The files stay flat
+// rather than a directory per layer (as snmalloc has): most layers are one
+// to three small modules, so directories would mostly hold one file each,
+// and this list is the map a directory tree would be.
 //
 // 0. config, fatal, settings, no_unwind  constants; the abort path; the
 //                          environment; the link-time no-unwind marker
