@@ -54,11 +54,11 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::{self, VisitMut};
 use syn::{
-    Attribute, Block, Expr, ExprAsync, ExprCall, ExprClosure, ExprPath, FnArg, GenericParam, Pat,
-    ReturnType, Signature, Stmt, Type,
+    Attribute, Block, Expr, ExprAsync, ExprCall, ExprClosure, FnArg, GenericParam, Pat, ReturnType,
+    Signature, Stmt, Type,
 };
 
-use crate::shared::box_new::is_box_new;
+use crate::shared::box_new::{call_hook, is_box_new};
 use crate::shared::{block, named_site, private_path, site, take_attrs, Names};
 
 /// Rewrites the body of `sig`'s function: its `Box::new` calls, its
@@ -409,31 +409,10 @@ fn scoped_async_block(future: ExprAsync) -> Expr {
 
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
 /// Output: `::batch_alloc::__private::box_in_scope_at(SITE, Box::new, value)`
-///
-/// As in the per-site form, the user's own `Box::new` path is passed along and
-/// never called, so that the compiler checks it is the standard one.
+///         (the path passed along: see [`call_hook`])
 fn boxed_call(call: ExprCall) -> Expr {
     let at = site("Boxed", call.span());
-    let ExprCall {
-        attrs,
-        func,
-        paren_token,
-        args,
-    } = call;
-    let mut new_args = syn::punctuated::Punctuated::new();
-    new_args.push(at);
-    new_args.push(*func);
-    new_args.extend(args);
-    Expr::Call(ExprCall {
-        attrs,
-        func: Box::new(Expr::Path(ExprPath {
-            attrs: Vec::new(),
-            qself: None,
-            path: private_path("box_in_scope_at"),
-        })),
-        paren_token,
-        args: new_args,
-    })
+    call_hook("box_in_scope_at", [at], call)
 }
 
 /// Whether a body is a leaf: no loop, `async` block or await, no call of a

@@ -3,11 +3,11 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::token;
 use syn::{Expr, ExprCall, ExprForLoop, ExprPath, ExprReference, Path, Stmt};
 
+use crate::shared::box_new::call_hook;
 use crate::shared::{block, private_path, site, take_attrs};
 
 /// How a batch is sized.
@@ -30,22 +30,10 @@ pub(crate) struct Site {
 
 /// Input:  `Box::new(value)` (any accepted spelling), `value` already rewritten
 /// Output: `::batch_alloc::__private::box_from_batch_at(SITE, &mut __batchN, Box::new, value)`
-///         (`SITE`: see [`site`])
-///
-/// The user's own `Box::new` path is passed along unchanged. It is never
-/// called; it makes the compiler check, at the user's tokens, that the path
-/// names the standard `Box::new` (a function `T -> std::boxed::Box<T>`), so a
-/// user type or import called `Box` becomes a compile error rather than a
-/// silent change of type.
+///         (`SITE`: see [`site`]; the path passed along: see [`call_hook`])
 pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
     let span = Span::mixed_site();
     let at = site("Batched", call.span());
-    let ExprCall {
-        attrs,
-        func,
-        paren_token,
-        args,
-    } = call;
     let batch_ref = Expr::Reference(ExprReference {
         attrs: Vec::new(),
         and_token: token::And(span),
@@ -56,21 +44,7 @@ pub(crate) fn alloc_call(call: ExprCall, batch: &Ident) -> Expr {
             path: Path::from(batch.clone()),
         })),
     });
-    let mut new_args = Punctuated::new();
-    new_args.push(at);
-    new_args.push(batch_ref);
-    new_args.push(*func);
-    new_args.extend(args);
-    Expr::Call(ExprCall {
-        attrs,
-        func: Box::new(Expr::Path(ExprPath {
-            attrs: Vec::new(),
-            qself: None,
-            path: private_path("box_from_batch_at"),
-        })),
-        paren_token,
-        args: new_args,
-    })
+    call_hook("box_from_batch_at", [at, batch_ref], call)
 }
 
 /// Input:  `#[attrs] 'label: while cond { body }` (or `loop`, or `for` with no

@@ -13,7 +13,46 @@
 //! is left alone. Whether the path really names the standard `Box` is checked
 //! by the compiler: see `box_in_scope_at` and `box_from_batch_at` in the facade's `__private`.
 
-use syn::{Expr, ExprCall, GenericArgument, Path, PathArguments, PathSegment};
+use syn::punctuated::Punctuated;
+use syn::{Expr, ExprCall, ExprPath, GenericArgument, Path, PathArguments, PathSegment};
+
+use super::private_path;
+
+/// Input:  `Box::new(value)` (any accepted spelling), `value` already
+///         rewritten
+/// Output: `::batch_alloc::__private::HOOK(LEADING.., Box::new, value)`,
+///         with the call's attributes and parentheses
+///
+/// How both forms rewrite a box: the user's own `Box::new` path is passed
+/// along unchanged. It is never called; it makes the compiler check, at the
+/// user's tokens, that the path names the standard `Box::new` (a function
+/// `T -> std::boxed::Box<T>`), so a user type or import called `Box` becomes
+/// a compile error rather than a silent change of type.
+pub(crate) fn call_hook(
+    hook: &str,
+    leading: impl IntoIterator<Item = Expr>,
+    call: ExprCall,
+) -> Expr {
+    let ExprCall {
+        attrs,
+        func,
+        paren_token,
+        args,
+    } = call;
+    let mut new_args: Punctuated<Expr, syn::Token![,]> = leading.into_iter().collect();
+    new_args.push(*func);
+    new_args.extend(args);
+    Expr::Call(ExprCall {
+        attrs,
+        func: Box::new(Expr::Path(ExprPath {
+            attrs: Vec::new(),
+            qself: None,
+            path: private_path(hook),
+        })),
+        paren_token,
+        args: new_args,
+    })
+}
 
 /// True if `call` is a one-argument call of a `Box::new` spelling.
 pub(crate) fn is_box_new(call: &ExprCall) -> bool {
