@@ -422,12 +422,18 @@ def targets(run):
                       f"over {ALLOCATOR[INNER[b]]}",
                       [(p, run.more_pct(p, (INNER[b], PLAIN), (b, PLAIN), run.instructions))
                        for p in programs], 3.0)
-    for b in ("batch_system", "batch_mimalloc"):
+    peak_rss_targets(t, run, v, programs, ("batch_system", "batch_mimalloc"))
+    return t.rows
+
+
+def peak_rss_targets(t, run, v, progs, wrappers):
+    """For each of `wrappers`, the row: peak RSS of twin `v` on it at most
+    10% over the allocator it wraps, as written."""
+    for b in wrappers:
         t.at_most_pct(f"peak RSS, {ALLOCATOR[b]} annotated, ≤ +10% over {ALLOCATOR[INNER[b]]} "
                       "as written",
                       [(p, run.more_pct(p, (INNER[b], PLAIN), (b, v), run.peak))
-                       for p in programs], 10.0)
-    return t.rows
+                       for p in progs], 10.0)
 
 
 def same_input(run, a, b):
@@ -479,11 +485,7 @@ def reach_targets(run):
     for p, of in VISITORS.items():
         if p in progs and of in run.programs:
             t.rows.append(share_row(run, p, of, ("system", PLAIN), bs))
-    for b in ("batch_mimalloc", "batch_system"):
-        t.at_most_pct(f"peak RSS, {ALLOCATOR[b]} annotated, ≤ +10% over {ALLOCATOR[INNER[b]]} "
-                      "as written",
-                      [(p, run.more_pct(p, (INNER[b], PLAIN), (b, v), run.peak))
-                       for p in progs], 10.0)
+    peak_rss_targets(t, run, v, progs, ("batch_mimalloc", "batch_system"))
     return t.rows
 
 
