@@ -263,11 +263,12 @@ impl<P: Word<*mut u8>, C: Word<Frame>, N: Word<i32>> Cursor<P, C, N> {
 /// runtime as a `Box<T>`.
 ///
 /// # Safety
-/// - `slot` is a slot of `T`'s class (large and aligned enough for `T`),
-///   reserved to the caller, never handed out before, its freed mark
-///   cleared (`link::on_handout`).
-/// - `BatchAlloc` is the global allocator, so that the box's drop frees the
-///   slot into its span.
+/// - Either `slot` is a slot of `T`'s class (large and aligned enough for
+///   `T`), reserved to the caller, never handed out before, its freed mark
+///   cleared (`link::on_handout`), and `BatchAlloc` is the global
+///   allocator, so that the box's drop frees the slot into its span;
+/// - or `slot` is a block the global allocator made for
+///   `Layout::new::<T>()`, the caller's alone.
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn box_in_slot<T>(slot: core::ptr::NonNull<u8>, value: T) -> Box<T> {

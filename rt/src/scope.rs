@@ -14,6 +14,7 @@
 //! ([`Scope::suspend`]) and opens it again after ([`Scope::resume`]), since
 //! the future may move and other tasks run on the thread meanwhile.
 
+use core::alloc::Layout;
 use core::future::Future;
 use core::pin::Pin;
 use core::ptr::NonNull;
@@ -365,12 +366,34 @@ pub const fn batchable<T>() -> bool {
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn box_in_scope<T>(value: T) -> Box<T> {
-    match slot_in_scope::<T>() {
-        // SAFETY: a slot of `T`'s class, reserved to this thread's scope,
-        // never handed out, its mark cleared; a scope opens only when
-        // `BatchAlloc` is the global allocator.
-        Some(slot) => unsafe { box_in_slot(slot, value) },
-        None => Box::new(value),
+    if size_of::<T>() == 0 {
+        return Box::new(value);
+    }
+    let memory = match slot_in_scope::<T>() {
+        Some(slot) => slot,
+        None => plain_memory(Layout::new::<T>()),
+    };
+    // SAFETY: a slot of `T`'s class, reserved to this thread's scope, never
+    // handed out, its mark cleared (a scope opens only when `BatchAlloc`
+    // is the global allocator, whose `dealloc` frees slots); or a block the
+    // global allocator made for `Layout::new::<T>()`, as `Box::new` takes.
+    unsafe { box_in_slot(memory, value) }
+}
+
+/// The memory `Box::new` would take for `layout`, from the global
+/// allocator, failing as it fails: out of line and not generic, since the
+/// whole of the global allocator's `alloc`, inlined at every boxing site,
+/// made a recursive parser take 1.9 times the stack per level
+/// (tests/macro/transparent/stack.rs).
+#[cold]
+#[inline(never)]
+fn plain_memory(layout: Layout) -> NonNull<u8> {
+    // SAFETY: `layout` is a sized type's, of non-zero size (zero-sized
+    // types never get here).
+    let block = unsafe { std::alloc::alloc(layout) };
+    match NonNull::new(block) {
+        Some(block) => block,
+        None => std::alloc::handle_alloc_error(layout),
     }
 }
 
