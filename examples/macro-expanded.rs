@@ -74,13 +74,15 @@ mod input {
     use super::*;
     use batch_alloc::batch_alloc;
 
-    /// A `for` loop. Default: a scope guard declared first in the body,
-    /// which opens the thread's scope (or joins the one a caller opened)
-    /// for the whole call and closes what it opened when the function
-    /// returns; `Box::new` made `box_in_scope_at`, which takes a slot from the
-    /// scope open on the thread (each with a static naming its site, for
-    /// the `report` feature). Boxes mode: a batch just outside the loop,
-    /// sized by the iterator's `size_hint()`.
+    /// A `for` loop in a function annotated alone. Default: a scope guard
+    /// declared first in the body, which opens the thread's scope (or joins
+    /// the one a caller opened) for the whole call and closes what it
+    /// opened when the function returns (annotated alone, a function cannot
+    /// tell whether it is free or in an impl block, so it cannot call
+    /// itself: see `Tree` below); `Box::new` made `box_in_scope_at`, which
+    /// takes a slot from the scope open on the thread (each with a static
+    /// naming its site, for the `report` feature). Per-site form: a batch
+    /// just outside the loop, sized by the iterator's `size_hint()`.
     #[batch_alloc]
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
@@ -166,6 +168,56 @@ mod input {
             .collect()
     }
 
+    /// Methods of an annotated impl block. Default: each keeps its body as
+    /// written behind a first statement that, where no scope is open,
+    /// opens one and calls the method again inside it with its own
+    /// arguments (`Self::insert(self, value)`): inside a scope, one
+    /// thread-local read and a test. A trait impl's method calls itself
+    /// through the trait where its signature is certainly the trait's
+    /// (`Extend::extend` takes an `impl IntoIterator`, which the impl may
+    /// bound more loosely: a guard).
+    #[derive(Debug)]
+    pub struct Tree {
+        pub value: u64,
+        pub left: Option<Box<Tree>>,
+        pub right: Option<Box<Tree>>,
+    }
+
+    impl Tree {
+        pub fn leaf(value: u64) -> Tree {
+            Tree {
+                value,
+                left: None,
+                right: None,
+            }
+        }
+    }
+
+    #[batch_alloc]
+    impl Tree {
+        pub fn insert(&mut self, value: u64) {
+            match value < self.value {
+                true => match &mut self.left {
+                    Some(left) => left.insert(value),
+                    None => self.left = Some(Box::new(Tree::leaf(value))),
+                },
+                false => match &mut self.right {
+                    Some(right) => right.insert(value),
+                    None => self.right = Some(Box::new(Tree::leaf(value))),
+                },
+            }
+        }
+    }
+
+    #[batch_alloc]
+    impl Extend<u64> for Tree {
+        fn extend<I: IntoIterator<Item = u64>>(&mut self, values: I) {
+            for value in values {
+                self.insert(value);
+            }
+        }
+    }
+
     /// An `async fn` whose loop awaits. Default: the body becomes a future
     /// each of whose polls opens or joins the polling thread's scope and
     /// closes it before returning, so no scope is held while the future is
@@ -185,86 +237,80 @@ mod input {
 mod expanded {
     use super::*;
 
-    /// A `for` loop. Default: a scope guard declared first in the body,
-    /// which opens the thread's scope (or joins the one a caller opened)
-    /// for the whole call and closes what it opened when the function
-    /// returns; `Box::new` made `box_in_scope_at`, which takes a slot from the
-    /// scope open on the thread (each with a static naming its site, for
-    /// the `report` feature). Boxes mode: a batch just outside the loop,
-    /// sized by the iterator's `size_hint()`.
+    /// A `for` loop in a function annotated alone. Default: a scope guard
+    /// declared first in the body, which opens the thread's scope (or joins
+    /// the one a caller opened) for the whole call and closes what it
+    /// opened when the function returns (annotated alone, a function cannot
+    /// tell whether it is free or in an impl block, so it cannot call
+    /// itself: see `Tree` below); `Box::new` made `box_in_scope_at`, which
+    /// takes a slot from the scope open on the thread (each with a static
+    /// naming its site, for the `report` feature). Per-site form: a batch
+    /// just outside the loop, sized by the iterator's `size_hint()`.
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
-        ::batch_alloc::__private::function_scope::<Vec<Box<Record>>, _>(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "parse",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            move || {
-                let mut out = Vec::with_capacity(lines.len());
-                for line in lines {
-                    out.push(::batch_alloc::__private::box_in_scope_at(
-                        {
-                            static __SITE: ::batch_alloc::__private::Site =
-                                ::batch_alloc::__private::Site::new(
-                                    ::batch_alloc::__private::SiteKind::Boxed,
-                                    "",
-                                    ::core::file!(),
-                                    ::core::line!(),
-                                    ::core::column!(),
-                                );
-                            &__SITE
-                        },
-                        Box::new,
-                        Record::parse(line),
-                    ));
-                }
-                out
-            },
-        )
+        let __scope = ::batch_alloc::__private::enter({
+            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                ::batch_alloc::__private::SiteKind::Function,
+                "parse",
+                ::core::file!(),
+                ::core::line!(),
+                ::core::column!(),
+            );
+            &__SITE
+        });
+        let mut out = Vec::with_capacity(lines.len());
+        for line in lines {
+            out.push(::batch_alloc::__private::box_in_scope_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Boxed,
+                            "",
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                Box::new,
+                Record::parse(line),
+            ));
+        }
+        out
     }
 
     /// A `while let` loop: in the per-site form there is no trip count, so the
     /// batch grows its refills.
     pub fn list(n: u64) -> Option<Box<Node>> {
-        ::batch_alloc::__private::function_scope::<Option<Box<Node>>, _>(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "list",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            move || {
-                let mut values = 0..n;
-                let mut head = None;
-                while let Some(value) = values.next() {
-                    head = Some(::batch_alloc::__private::box_in_scope_at(
-                        {
-                            static __SITE: ::batch_alloc::__private::Site =
-                                ::batch_alloc::__private::Site::new(
-                                    ::batch_alloc::__private::SiteKind::Boxed,
-                                    "",
-                                    ::core::file!(),
-                                    ::core::line!(),
-                                    ::core::column!(),
-                                );
-                            &__SITE
-                        },
-                        Box::new,
-                        Node { value, next: head },
-                    ));
-                }
-                head
-            },
-        )
+        let __scope = ::batch_alloc::__private::enter({
+            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                ::batch_alloc::__private::SiteKind::Function,
+                "list",
+                ::core::file!(),
+                ::core::line!(),
+                ::core::column!(),
+            );
+            &__SITE
+        });
+        let mut values = 0..n;
+        let mut head = None;
+        while let Some(value) = values.next() {
+            head = Some(::batch_alloc::__private::box_in_scope_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Boxed,
+                            "",
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                Box::new,
+                Node { value, next: head },
+            ));
+        }
+        head
     }
 
     /// Nested loops: nothing at the loops in the default mode, whose scope
@@ -272,19 +318,48 @@ mod expanded {
     /// outermost loop, the inner loop's without a hint). A `Box::new`
     /// outside any loop is rewritten in the default mode only.
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
-        ::batch_alloc::__private::function_scope::<Vec<Box<Record>>, _>(
+        let __scope = ::batch_alloc::__private::enter({
+            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                ::batch_alloc::__private::SiteKind::Function,
+                "grid",
+                ::core::file!(),
+                ::core::line!(),
+                ::core::column!(),
+            );
+            &__SITE
+        });
+        let mut out = vec![];
+        out.push(::batch_alloc::__private::box_in_scope_at(
             {
                 static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "grid",
+                    ::batch_alloc::__private::SiteKind::Boxed,
+                    "",
                     ::core::file!(),
                     ::core::line!(),
                     ::core::column!(),
                 );
                 &__SITE
             },
-            move || {
-                let mut out = vec![];
+            Box::new,
+            Record::new(rows as u64, "grid"),
+        ));
+        for row in 0..rows {
+            out.push(::batch_alloc::__private::box_in_scope_at(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Boxed,
+                            "",
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                Box::new,
+                Record::new(row as u64, "row"),
+            ));
+            for col in 0..cols {
                 out.push(::batch_alloc::__private::box_in_scope_at(
                     {
                         static __SITE: ::batch_alloc::__private::Site =
@@ -298,9 +373,109 @@ mod expanded {
                         &__SITE
                     },
                     Box::new,
-                    Record::new(rows as u64, "grid"),
+                    Record::new((row * cols + col) as u64, "cell"),
                 ));
-                for row in 0..rows {
+            }
+        }
+        out
+    }
+
+    /// A `loop` used as a value, `break` with a box, and what is left as
+    /// written: a macro's tokens and `Box::new` as a value (their
+    /// allocations are served all the same, as any allocation in a scope),
+    /// and in the per-site form a closure's `Box::new`.
+    pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
+        let __scope = ::batch_alloc::__private::enter({
+            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                ::batch_alloc::__private::SiteKind::Function,
+                "first_long",
+                ::core::file!(),
+                ::core::line!(),
+                ::core::column!(),
+            );
+            &__SITE
+        });
+        let mut i = 0;
+        let found = loop {
+            if i == words.len() {
+                break None;
+            }
+            if words[i].len() >= min {
+                break Some(::batch_alloc::__private::box_in_scope_at(
+                    {
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Boxed,
+                                "",
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
+                    Box::new,
+                    words[i].to_string(),
+                ));
+            }
+            i += 1;
+        };
+        let mut lengths = Vec::new();
+        for word in words {
+            let boxed = |n: usize| {
+                ::batch_alloc::__private::box_in_scope_at(
+                    {
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Boxed,
+                                "",
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
+                    Box::new,
+                    n,
+                )
+            };
+            lengths.push(boxed(word.len()));
+            lengths.extend(vec![Box::new(word.len())]);
+            lengths.extend(Some(word.len()).map(Box::new));
+        }
+        (found, lengths)
+    }
+
+    /// Iterator adapters, and a closure that loops. Default: the closures
+    /// called by `map` run inside the function's scope; the closure's loop
+    /// gets a guard of its own, since a closure may also run after the
+    /// function returns or on another thread (per-site form: nothing outside
+    /// a loop, and a closure's loop is a nest of its own).
+    pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
+        let __scope = ::batch_alloc::__private::enter({
+            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                ::batch_alloc::__private::SiteKind::Function,
+                "lengths",
+                ::core::file!(),
+                ::core::line!(),
+                ::core::column!(),
+            );
+            &__SITE
+        });
+        let repeat = |n: usize| {
+            let mut out = Vec::new();
+            {
+                let __scope0 = ::batch_alloc::__private::enter({
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Loop,
+                            "",
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                });
+                for _ in 0..n {
                     out.push(::batch_alloc::__private::box_in_scope_at(
                         {
                             static __SITE: ::batch_alloc::__private::Site =
@@ -314,160 +489,84 @@ mod expanded {
                             &__SITE
                         },
                         Box::new,
-                        Record::new(row as u64, "row"),
+                        n,
                     ));
-                    for col in 0..cols {
-                        out.push(::batch_alloc::__private::box_in_scope_at(
-                            {
-                                static __SITE: ::batch_alloc::__private::Site =
-                                    ::batch_alloc::__private::Site::new(
-                                        ::batch_alloc::__private::SiteKind::Boxed,
-                                        "",
-                                        ::core::file!(),
-                                        ::core::line!(),
-                                        ::core::column!(),
-                                    );
-                                &__SITE
-                            },
-                            Box::new,
-                            Record::new((row * cols + col) as u64, "cell"),
-                        ));
-                    }
                 }
-                out
-            },
-        )
-    }
-
-    /// A `loop` used as a value, `break` with a box, and what is left as
-    /// written: a macro's tokens and `Box::new` as a value (their
-    /// allocations are served all the same, as any allocation in a scope),
-    /// and in the per-site form a closure's `Box::new`.
-    pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
-        ::batch_alloc::__private::function_scope::<(Option<Box<String>>, Vec<Box<usize>>), _>(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "first_long",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            move || {
-                let mut i = 0;
-                let found = loop {
-                    if i == words.len() {
-                        break None;
-                    }
-                    if words[i].len() >= min {
-                        break Some(::batch_alloc::__private::box_in_scope_at(
-                            {
-                                static __SITE: ::batch_alloc::__private::Site =
-                                    ::batch_alloc::__private::Site::new(
-                                        ::batch_alloc::__private::SiteKind::Boxed,
-                                        "",
-                                        ::core::file!(),
-                                        ::core::line!(),
-                                        ::core::column!(),
-                                    );
-                                &__SITE
-                            },
-                            Box::new,
-                            words[i].to_string(),
-                        ));
-                    }
-                    i += 1;
-                };
-                let mut lengths = Vec::new();
-                for word in words {
-                    let boxed = |n: usize| {
-                        ::batch_alloc::__private::box_in_scope_at(
-                            {
-                                static __SITE: ::batch_alloc::__private::Site =
-                                    ::batch_alloc::__private::Site::new(
-                                        ::batch_alloc::__private::SiteKind::Boxed,
-                                        "",
-                                        ::core::file!(),
-                                        ::core::line!(),
-                                        ::core::column!(),
-                                    );
-                                &__SITE
-                            },
-                            Box::new,
-                            n,
-                        )
-                    };
-                    lengths.push(boxed(word.len()));
-                    lengths.extend(vec![Box::new(word.len())]);
-                    lengths.extend(Some(word.len()).map(Box::new));
-                }
-                (found, lengths)
-            },
-        )
-    }
-
-    /// Iterator adapters, and a closure that loops. Default: the closures
-    /// called by `map` run inside the function's scope; the closure's loop
-    /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (per-site form: nothing outside
-    /// a loop, and a closure's loop is a nest of its own).
-    pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
-        ::batch_alloc::__private::function_scope::<Vec<Box<usize>>, _>(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "lengths",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            move || {
-                let repeat = |n: usize| {
-                    let mut out = Vec::new();
+            }
+            out
+        };
+        words
+            .iter()
+            .map(|w| {
+                ::batch_alloc::__private::box_in_scope_at(
                     {
-                        let mut __scope0 = ::batch_alloc::__private::Scope::new();
-                        ::batch_alloc::__private::enter_at(
-                            {
-                                static __SITE: ::batch_alloc::__private::Site =
-                                    ::batch_alloc::__private::Site::new(
-                                        ::batch_alloc::__private::SiteKind::Loop,
-                                        "",
-                                        ::core::file!(),
-                                        ::core::line!(),
-                                        ::core::column!(),
-                                    );
-                                &__SITE
-                            },
-                            &mut __scope0,
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Boxed,
+                                "",
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
+                    Box::new,
+                    w.len(),
+                )
+            })
+            .chain(repeat(2))
+            .collect()
+    }
+
+    /// Methods of an annotated impl block. Default: each keeps its body as
+    /// written behind a first statement that, where no scope is open,
+    /// opens one and calls the method again inside it with its own
+    /// arguments (`Self::insert(self, value)`): inside a scope, one
+    /// thread-local read and a test. A trait impl's method calls itself
+    /// through the trait where its signature is certainly the trait's
+    /// (`Extend::extend` takes an `impl IntoIterator`, which the impl may
+    /// bound more loosely: a guard).
+    #[derive(Debug)]
+    pub struct Tree {
+        pub value: u64,
+        pub left: Option<Box<Tree>>,
+        pub right: Option<Box<Tree>>,
+    }
+
+    impl Tree {
+        pub fn leaf(value: u64) -> Tree {
+            Tree {
+                value,
+                left: None,
+                right: None,
+            }
+        }
+    }
+
+    impl Tree {
+        pub fn insert(&mut self, value: u64) {
+            {
+                let __site = {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Function,
+                            "insert",
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
                         );
-                        for _ in 0..n {
-                            out.push(::batch_alloc::__private::box_in_scope_at(
-                                {
-                                    static __SITE: ::batch_alloc::__private::Site =
-                                        ::batch_alloc::__private::Site::new(
-                                            ::batch_alloc::__private::SiteKind::Boxed,
-                                            "",
-                                            ::core::file!(),
-                                            ::core::line!(),
-                                            ::core::column!(),
-                                        );
-                                    &__SITE
-                                },
-                                Box::new,
-                                n,
-                            ));
-                        }
-                    }
-                    out
+                    &__SITE
                 };
-                words
-                    .iter()
-                    .map(|w| {
-                        ::batch_alloc::__private::box_in_scope_at(
+                if ::batch_alloc::__private::must_open(__site) {
+                    let __scope = ::batch_alloc::__private::open_for_call(__site);
+                    return Self::insert(self, value);
+                }
+            }
+            match value < self.value {
+                true => match &mut self.left {
+                    Some(left) => left.insert(value),
+                    None => {
+                        self.left = Some(::batch_alloc::__private::box_in_scope_at(
                             {
                                 static __SITE: ::batch_alloc::__private::Site =
                                     ::batch_alloc::__private::Site::new(
@@ -480,13 +579,50 @@ mod expanded {
                                 &__SITE
                             },
                             Box::new,
-                            w.len(),
-                        )
-                    })
-                    .chain(repeat(2))
-                    .collect()
-            },
-        )
+                            Tree::leaf(value),
+                        ));
+                    }
+                },
+                false => match &mut self.right {
+                    Some(right) => right.insert(value),
+                    None => {
+                        self.right = Some(::batch_alloc::__private::box_in_scope_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            Tree::leaf(value),
+                        ));
+                    }
+                },
+            }
+        }
+    }
+
+    impl Extend<u64> for Tree {
+        fn extend<I: IntoIterator<Item = u64>>(&mut self, values: I) {
+            let __scope = ::batch_alloc::__private::enter({
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "extend",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            });
+            for value in values {
+                self.insert(value);
+            }
+        }
     }
 
     /// An `async fn` whose loop awaits. Default: the body becomes a future
@@ -498,7 +634,7 @@ mod expanded {
         ::batch_alloc::__private::scoped_future(
             {
                 static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Future,
+                    ::batch_alloc::__private::SiteKind::Function,
                     "sum_boxed",
                     ::core::file!(),
                     ::core::line!(),
@@ -507,25 +643,40 @@ mod expanded {
                 &__SITE
             },
             async move {
-                let mut sum = 0;
-                for value in values {
-                    sum += *::batch_alloc::__private::box_in_scope_at(
-                        {
-                            static __SITE: ::batch_alloc::__private::Site =
-                                ::batch_alloc::__private::Site::new(
-                                    ::batch_alloc::__private::SiteKind::Boxed,
-                                    "",
-                                    ::core::file!(),
-                                    ::core::line!(),
-                                    ::core::column!(),
-                                );
-                            &__SITE
-                        },
-                        Box::new,
-                        ready(value).await,
-                    );
+                let values = values;
+                #[allow(
+                    unreachable_code,
+                    clippy::diverging_sub_expression,
+                    clippy::empty_loop,
+                    clippy::let_unit_value,
+                    clippy::needless_return
+                )]
+                if false {
+                    let __return: u64 = loop {};
+                    return __return;
                 }
-                sum
+                let __result = {
+                    let mut sum = 0;
+                    for value in values {
+                        sum += *::batch_alloc::__private::box_in_scope_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            ready(value).await,
+                        );
+                    }
+                    sum
+                };
+                __result
             },
         )
         .await
@@ -536,13 +687,15 @@ mod expanded {
 mod expanded_per_site {
     use super::*;
 
-    /// A `for` loop. Default: a scope guard declared first in the body,
-    /// which opens the thread's scope (or joins the one a caller opened)
-    /// for the whole call and closes what it opened when the function
-    /// returns; `Box::new` made `box_in_scope_at`, which takes a slot from the
-    /// scope open on the thread (each with a static naming its site, for
-    /// the `report` feature). Boxes mode: a batch just outside the loop,
-    /// sized by the iterator's `size_hint()`.
+    /// A `for` loop in a function annotated alone. Default: a scope guard
+    /// declared first in the body, which opens the thread's scope (or joins
+    /// the one a caller opened) for the whole call and closes what it
+    /// opened when the function returns (annotated alone, a function cannot
+    /// tell whether it is free or in an impl block, so it cannot call
+    /// itself: see `Tree` below); `Box::new` made `box_in_scope_at`, which
+    /// takes a slot from the scope open on the thread (each with a static
+    /// naming its site, for the `report` feature). Per-site form: a batch
+    /// just outside the loop, sized by the iterator's `size_hint()`.
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
         {
@@ -752,6 +905,68 @@ mod expanded_per_site {
             .collect()
     }
 
+    /// Methods of an annotated impl block. Default: each keeps its body as
+    /// written behind a first statement that, where no scope is open,
+    /// opens one and calls the method again inside it with its own
+    /// arguments (`Self::insert(self, value)`): inside a scope, one
+    /// thread-local read and a test. A trait impl's method calls itself
+    /// through the trait where its signature is certainly the trait's
+    /// (`Extend::extend` takes an `impl IntoIterator`, which the impl may
+    /// bound more loosely: a guard).
+    #[derive(Debug)]
+    pub struct Tree {
+        pub value: u64,
+        pub left: Option<Box<Tree>>,
+        pub right: Option<Box<Tree>>,
+    }
+
+    impl Tree {
+        pub fn leaf(value: u64) -> Tree {
+            Tree {
+                value,
+                left: None,
+                right: None,
+            }
+        }
+    }
+
+    impl Tree {
+        pub fn insert(&mut self, value: u64) {
+            {
+                #[deprecated(
+                    note = "`#[batch_alloc(per_site)]` has nothing to rewrite in this `impl` block: no loop. The per-site form serves only `Box::new` calls inside loops; `#[batch_alloc]`, without `per_site`, makes the function a batch scope that serves everything it allocates; `#[batch_alloc(per_site, quiet)]` keeps this form without the warning"
+                )]
+                struct BatchAllocHasNothingToRewrite;
+                let _ = BatchAllocHasNothingToRewrite;
+            }
+            match value < self.value {
+                true => match &mut self.left {
+                    Some(left) => left.insert(value),
+                    None => self.left = Some(Box::new(Tree::leaf(value))),
+                },
+                false => match &mut self.right {
+                    Some(right) => right.insert(value),
+                    None => self.right = Some(Box::new(Tree::leaf(value))),
+                },
+            }
+        }
+    }
+
+    impl Extend<u64> for Tree {
+        fn extend<I: IntoIterator<Item = u64>>(&mut self, values: I) {
+            {
+                #[deprecated(
+                    note = "`#[batch_alloc(per_site)]` has nothing to rewrite in this `impl` block: no `Box::new(..)` call inside a loop. The per-site form serves only `Box::new` calls inside loops; `#[batch_alloc]`, without `per_site`, makes the function a batch scope that serves everything it allocates; `#[batch_alloc(per_site, quiet)]` keeps this form without the warning"
+                )]
+                struct BatchAllocHasNothingToRewrite;
+                let _ = BatchAllocHasNothingToRewrite;
+            }
+            for value in values {
+                self.insert(value);
+            }
+        }
+    }
+
     /// An `async fn` whose loop awaits. Default: the body becomes a future
     /// each of whose polls opens or joins the polling thread's scope and
     /// closes it before returning, so no scope is held while the future is
@@ -850,6 +1065,24 @@ fn main() {
             run(|| input::lengths(&words)),
             run(|| expanded::lengths(&words)),
             run(|| expanded_per_site::lengths(&words)),
+        ),
+        (
+            "tree",
+            run(|| {
+                let mut t = input::Tree::leaf(5);
+                t.extend([3, 8, 1, 4]);
+                t
+            }),
+            run(|| {
+                let mut t = expanded::Tree::leaf(5);
+                t.extend([3, 8, 1, 4]);
+                t
+            }),
+            run(|| {
+                let mut t = expanded_per_site::Tree::leaf(5);
+                t.extend([3, 8, 1, 4]);
+                t
+            }),
         ),
         (
             "sum_boxed",

@@ -401,7 +401,7 @@ pub mod __private {
 
     /// The guard `#[batch_alloc]` declares first in a function body (and
     /// outside a closure's loop): this thread's scope, opened or joined by
-    /// [`enter_at`], closed when the guard drops if it opened it. With the
+    /// [`enter`], closed when the guard drops if it opened it. With the
     /// `report` feature it also remembers where it opened the scope, to
     /// count what the scope served.
     #[derive(Debug, Default)]
@@ -432,69 +432,57 @@ pub mod __private {
         }
     }
 
-    /// What `#[batch_alloc]` makes of a synchronous function's body: runs
-    /// `body` inside this thread's scope. Inside an open scope (an
-    /// annotated caller's, the common case) that is a thread-local read and
-    /// a test, with no guard to drop and no unwinding cleanup; otherwise the
-    /// scope opens around the body ([`open_around`]). With the `report`
-    /// feature every call takes the guard, which counts at `site`.
+    /// What `#[batch_alloc]` puts first in a function that opens its scope
+    /// by calling itself: whether it must (no scope is open on this
+    /// thread, and one may open). Inside an open scope, the common case,
+    /// this is a thread-local read and a test, and the body runs as
+    /// written. With the `report` feature, a joined call counts at `site`.
     #[inline(always)]
-    pub fn function_scope<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
-        if !cfg!(feature = "report") && batch_alloc_rt::__private::scope_would_join() {
-            return body();
+    pub fn must_open(site: &'static Site) -> bool {
+        let joins = batch_alloc_rt::__private::scope_would_join();
+        #[cfg(feature = "report")]
+        if joins && !crate::report::take_reentry() {
+            site.count(Outcome::Elsewhere);
         }
-        open_around(site, body)
+        #[cfg(not(feature = "report"))]
+        let _ = site;
+        !joins
     }
 
-    /// What `#[batch_alloc]` puts first in a method of an annotated `impl`
-    /// block: whether the method must open the scope (none is open), in
-    /// which case it calls itself again through [`open_and_reenter`], now
-    /// inside the scope, and returns what that returns. Inside an open scope
-    /// (the common case) that is a thread-local read and a test, and the
-    /// body runs as written, with no closure around it, so that it compiles
-    /// as it would without the attribute. With the `report` feature every
-    /// first call goes through [`open_and_reenter`], which counts at the
-    /// method's site, and the call it makes runs the body.
-    #[inline(always)]
-    pub fn function_must_open() -> bool {
-        if cfg!(feature = "report") {
-            return !crate::report::take_reentry();
-        }
-        !batch_alloc_rt::__private::scope_would_join()
-    }
-
-    /// The slow path of [`function_must_open`]: opens this thread's scope
-    /// (or finds that none can open here) around `call`, the method calling
-    /// itself with its arguments, closed when it returns or unwinds.
+    /// Where [`must_open`] said so: opens this thread's scope (or finds
+    /// that none can open here) for the function's call to itself, which
+    /// runs inside it; the guard closes it when the call returns or
+    /// unwinds.
     #[cold]
     #[inline(never)]
-    pub fn open_and_reenter<R, F: FnOnce() -> R>(site: &'static Site, call: F) -> R {
-        open_around(site, move || {
-            #[cfg(feature = "report")]
-            crate::report::mark_reentry();
-            call()
-        })
+    pub fn open_for_call(site: &'static Site) -> Scope {
+        let scope = enter(site);
+        #[cfg(feature = "report")]
+        crate::report::mark_reentry();
+        scope
     }
 
-    /// The slow path of [`function_scope`]: opens this thread's scope (or
-    /// finds that none can open here) around `body`, closed when it returns
-    /// or unwinds.
+    /// Opens this thread's scope around `body`, or joins the one open:
+    /// `scope()` with the report's site.
+    #[cfg(feature = "report")]
     #[inline(never)]
-    pub fn open_around<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
-        let mut scope = Scope::new();
-        enter_at(site, &mut scope);
+    pub(crate) fn open_around<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
+        let _scope = enter(site);
         body()
     }
 
-    /// What `#[batch_alloc]` puts first in a function body and before a
-    /// closure's loop: enters the guard, and counts at `site` whether it
-    /// opened a scope.
+    /// The scope guard `#[batch_alloc]` declares first in a function that
+    /// cannot call itself, and before the outermost loops of a closure:
+    /// this thread's scope, opened (and closed when the guard drops) or
+    /// joined, counted at `site`.
     #[inline(always)]
-    pub fn enter_at(site: &'static Site, scope: &mut Scope) {
+    pub fn enter(site: &'static Site) -> Scope {
+        let mut scope = Scope::new();
         scope.inner.enter();
         if cfg!(feature = "report") {
-            count_entry(site, scope);
+            count_entry(site, &mut scope);
         }
+        scope
     }
 
     #[cfg_attr(not(feature = "report"), allow(unused_variables))]
@@ -526,11 +514,7 @@ pub mod __private {
             ScopedFuture::new(future, batch_alloc_rt::__private::entered)
         }
         #[cfg(feature = "report")]
-        ScopedFuture::new(future, move || {
-            let mut scope = Scope::new();
-            enter_at(site, &mut scope);
-            scope
-        })
+        ScopedFuture::new(future, move || enter(site))
     }
 
     /// Why a `T` was a plain box at a site: `BatchAlloc` not installed, `T`

@@ -64,8 +64,6 @@ pub use on::Site;
 pub(crate) use on::{mark_reentry, served_on_this_thread, site_at, take_reentry};
 
 #[cfg(not(feature = "report"))]
-pub(crate) use off::take_reentry;
-#[cfg(not(feature = "report"))]
 pub use off::Site;
 
 /// The per-site report as a table: for each site that ran, by file and
@@ -111,12 +109,6 @@ mod off {
         pub(crate) fn count(&'static self, outcome: Outcome) {
             let _ = outcome;
         }
-    }
-
-    /// Without the report, a method never re-enters through it.
-    #[inline(always)]
-    pub(crate) fn take_reentry() -> bool {
-        false
     }
 }
 
@@ -229,12 +221,13 @@ mod on {
     }
 
     std::thread_local! {
-        /// A method of an annotated `impl` is calling itself again inside
-        /// the scope it opened (see `__private::open_and_reenter`).
+        /// A function is calling itself inside the scope it just opened
+        /// (see `__private::open_for_call`): that call is not counted as
+        /// joining the scope.
         static REENTRY: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
     }
 
-    /// The next `function_must_open` on this thread is the re-entered call.
+    /// The next `must_open` on this thread is a function's call to itself.
     pub(crate) fn mark_reentry() {
         REENTRY.with(|reentry| reentry.set(true));
     }

@@ -25,10 +25,10 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
         Item::Fn(function) => {
             let nothing = rewrite_fn(
                 args.mode,
-                &function.sig,
+                &mut function.sig,
                 &function.attrs,
                 &mut function.block,
-                None,
+                &Owner::Unknown,
             );
             if let (Some(why), false) = (nothing, args.quiet) {
                 let subject = format!("`{}`", function.sig.ident);
@@ -46,13 +46,24 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
             // so that an inherent method of the same name is not the one
             // called.
             let owner = match &block.trait_ {
-                Some((path, _)) => Owner::Trait(path.clone()),
+                Some((path, _)) => Owner::Trait {
+                    path: path.clone(),
+                    impl_params: block
+                        .generics
+                        .type_params()
+                        .map(|param| param.ident.clone())
+                        .collect(),
+                },
                 None => Owner::Inherent,
             };
             for member in &mut block.items {
                 if let ImplItem::Fn(method) = member {
-                    let (sig, attrs) = (&method.sig, &method.attrs);
-                    match rewrite_fn(args.mode, sig, attrs, &mut method.block, Some(&owner)) {
+                    // The block's attribute covers the method: its own, if
+                    // it has one, would check for the scope a second time.
+                    let own = take_own_attribute(&mut method.attrs);
+                    let mode = own.as_ref().map_or(args.mode, |own| own.mode);
+                    let (sig, attrs) = (&mut method.sig, &method.attrs);
+                    match rewrite_fn(mode, sig, attrs, &mut method.block, &owner) {
                         None => rewrote = true,
                         Some(reason) => why = why.or(Some(reason)),
                     }
@@ -100,14 +111,31 @@ fn supported(item: Item) -> Result<Item> {
     }
 }
 
+/// Takes a method's own `#[batch_alloc(..)]` out of its attributes, with
+/// its arguments (an argument it cannot parse is dropped with it: the
+/// block's arguments apply).
+fn take_own_attribute(attrs: &mut Vec<Attribute>) -> Option<Args> {
+    let position = attrs.iter().position(|attr| {
+        attr.path()
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "batch_alloc")
+    })?;
+    let attr = attrs.remove(position);
+    match attr.meta {
+        syn::Meta::List(list) => syn::parse2::<Args>(list.tokens).ok(),
+        _ => Some(Args::default()),
+    }
+}
+
 /// Rewrites one function body. Returns why there was nothing to rewrite,
 /// if there was not.
 fn rewrite_fn(
     mode: Mode,
-    sig: &Signature,
+    sig: &mut Signature,
     attrs: &[Attribute],
     body: &mut Block,
-    owner: Option<&Owner>,
+    owner: &Owner,
 ) -> Option<String> {
     if sig.constness.is_some() {
         // A `const fn` cannot call `Box::new`: nothing to batch.

@@ -58,14 +58,18 @@
 //! ## Allocation
 //!
 //! 1. The attribute rewrites the function — `rewrite_fn`
-//!    (`macros/src/scoped.rs`). The body becomes a closure passed to
-//!    `function_scope` (`src/lib.rs`). Each `Box::new(v)` becomes a call of
-//!    `box_in_scope_at` (`src/lib.rs`) — `boxed_call` (`macros/src/scoped.rs`).
-//! 2. The call joins the thread's open scope, or opens one —
-//!    `function_scope` (`src/lib.rs`). With a scope open, `scope_would_join`
-//!    (`scope.rs`) says so and the body just runs. Otherwise a guard enters —
-//!    `open_around` (`src/lib.rs`), `enter_at` (`src/lib.rs`),
-//!    `Scope::enter` (`scope.rs`), `open_or_join` (`scope.rs`). The scope is
+//!    (`macros/src/scoped/mod.rs`). A method of an annotated impl block
+//!    whose call to itself is certain — `call_to_itself`
+//!    (`macros/src/scoped/recall.rs`) — starts with a test, `must_open`
+//!    (`src/lib.rs`), and where it must, opens the scope with
+//!    `open_for_call` (`src/lib.rs`) and calls itself inside it; any other
+//!    function starts with a guard, `enter` (`src/lib.rs`). Each
+//!    `Box::new(v)` becomes a call of `box_in_scope_at` (`src/lib.rs`) —
+//!    `boxed_call` (`macros/src/scoped/body.rs`).
+//! 2. The call joins the thread's open scope, or opens one. With a scope
+//!    open, `scope_would_join` (`scope.rs`) says so and the body just runs.
+//!    Otherwise a guard enters — `enter` (`src/lib.rs`), `Scope::enter`
+//!    (`scope.rs`), `open_or_join` (`scope.rs`). The scope is
 //!    one thread-local word, a `ScopeState` — `scope_state` (`heap.rs`),
 //!    `set_scope_state` (`heap.rs`). The guard that opened it closes it when
 //!    it drops — `Scope::drop` (`scope.rs`), `close` (`scope.rs`). The runs
@@ -80,7 +84,9 @@
 //!    (`scope.rs`), `alloc_in_scope` (`runs.rs`), `take` (`runs.rs`). A
 //!    fresh slot is a pointer bump, a recycled one a list pop, both by the
 //!    cursor a loop's batch walks too — `Cursor::take` (`cursor.rs`). The
-//!    value moves in — `box_in_slot` (`cursor.rs`).
+//!    value moves in — `box_in_slot` (`cursor.rs`). With no scope open, or
+//!    no slot to be had, the memory is the global allocator's, as for
+//!    `Box::new` — `plain_memory` (`scope.rs`).
 //! 5. Any other small allocation while a capturing scope is open (strings,
 //!    vectors, library code) comes through the global allocator —
 //!    `BatchAlloc::alloc` (`global.rs`), `alloc_captured` (`global.rs`),

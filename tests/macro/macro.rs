@@ -43,6 +43,7 @@ mod macro_per_site;
 mod macro_scoped;
 mod reach;
 mod return_types;
+mod transparent;
 
 use batch_alloc::BatchAlloc;
 

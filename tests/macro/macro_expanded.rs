@@ -42,13 +42,15 @@ macro_rules! in_boxes_mode {
 }
 
 example! {
-    /// A `for` loop. Default: a scope guard declared first in the body,
-    /// which opens the thread's scope (or joins the one a caller opened)
-    /// for the whole call and closes what it opened when the function
-    /// returns; `Box::new` made `box_in_scope_at`, which takes a slot from the
-    /// scope open on the thread (each with a static naming its site, for
-    /// the `report` feature). Boxes mode: a batch just outside the loop,
-    /// sized by the iterator's `size_hint()`.
+    /// A `for` loop in a function annotated alone. Default: a scope guard
+    /// declared first in the body, which opens the thread's scope (or joins
+    /// the one a caller opened) for the whole call and closes what it
+    /// opened when the function returns (annotated alone, a function cannot
+    /// tell whether it is free or in an impl block, so it cannot call
+    /// itself: see `Tree` below); `Box::new` made `box_in_scope_at`, which
+    /// takes a slot from the scope open on the thread (each with a static
+    /// naming its site, for the `report` feature). Per-site form: a batch
+    /// just outside the loop, sized by the iterator's `size_hint()`.
     #[batch_alloc]
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
@@ -128,6 +130,52 @@ example! {
             out
         };
         words.iter().map(|w| Box::new(w.len())).chain(repeat(2)).collect()
+    }
+
+    /// Methods of an annotated impl block. Default: each keeps its body as
+    /// written behind a first statement that, where no scope is open,
+    /// opens one and calls the method again inside it with its own
+    /// arguments (`Self::insert(self, value)`): inside a scope, one
+    /// thread-local read and a test. A trait impl's method calls itself
+    /// through the trait where its signature is certainly the trait's
+    /// (`Extend::extend` takes an `impl IntoIterator`, which the impl may
+    /// bound more loosely: a guard).
+    #[derive(Debug)]
+    pub struct Tree {
+        pub value: u64,
+        pub left: Option<Box<Tree>>,
+        pub right: Option<Box<Tree>>,
+    }
+
+    impl Tree {
+        pub fn leaf(value: u64) -> Tree {
+            Tree { value, left: None, right: None }
+        }
+    }
+
+    #[batch_alloc]
+    impl Tree {
+        pub fn insert(&mut self, value: u64) {
+            match value < self.value {
+                true => match &mut self.left {
+                    Some(left) => left.insert(value),
+                    None => self.left = Some(Box::new(Tree::leaf(value))),
+                },
+                false => match &mut self.right {
+                    Some(right) => right.insert(value),
+                    None => self.right = Some(Box::new(Tree::leaf(value))),
+                },
+            }
+        }
+    }
+
+    #[batch_alloc]
+    impl Extend<u64> for Tree {
+        fn extend<I: IntoIterator<Item = u64>>(&mut self, values: I) {
+            for value in values {
+                self.insert(value);
+            }
+        }
     }
 
     /// An `async fn` whose loop awaits. Default: the body becomes a future
@@ -251,6 +299,7 @@ const MAIN: &str = r#"
             ("grid", run(|| input::grid(3, 4)), run(|| expanded::grid(3, 4)), run(|| expanded_per_site::grid(3, 4))),
             ("first_long", run(|| input::first_long(&words, 2)), run(|| expanded::first_long(&words, 2)), run(|| expanded_per_site::first_long(&words, 2))),
             ("lengths", run(|| input::lengths(&words)), run(|| expanded::lengths(&words)), run(|| expanded_per_site::lengths(&words))),
+            ("tree", run(|| { let mut t = input::Tree::leaf(5); t.extend([3, 8, 1, 4]); t }), run(|| { let mut t = expanded::Tree::leaf(5); t.extend([3, 8, 1, 4]); t }), run(|| { let mut t = expanded_per_site::Tree::leaf(5); t.extend([3, 8, 1, 4]); t })),
             ("sum_boxed", run(|| block_on(input::sum_boxed(values()))), run(|| block_on(expanded::sum_boxed(values()))), run(|| block_on(expanded_per_site::sum_boxed(values())))),
         ];
         for (name, written, emitted, boxes) in runs {

@@ -1,0 +1,39 @@
+// Methods annotated one by one, in impl blocks that are not: each
+// `/* annotate */` is `#[::batch_alloc::batch_alloc]` in the annotated copy
+// (the build script replaces it) and a comment as written. Included in
+// both copies after `corpus.rs`, so its names are in scope.
+
+impl Thing {
+    /* annotate */
+    pub fn alone(&self, a: D) -> usize {
+        busy();
+        event(format!("alone {} {}", self.name, a.0));
+        event(frames());
+        self.items.len()
+    }
+
+    /* annotate */
+    pub fn associated_alone(a: D, b: D) -> usize {
+        busy();
+        event(format!("associated_alone {}", b.0));
+        a.0.len()
+    }
+}
+
+// An impl block annotated whose method is annotated too: one scope check.
+/* annotate */
+impl Thing {
+    /* annotate */
+    pub fn twice(&self, a: D) -> usize {
+        busy();
+        event(format!("twice {} {}", self.name, a.0));
+        self.items.len()
+    }
+}
+
+/* annotate */
+pub fn free_alone(a: D, _b: D) -> usize {
+    busy();
+    event(format!("free_alone {}", a.0));
+    a.0.len()
+}

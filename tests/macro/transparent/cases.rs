@@ -1,0 +1,319 @@
+// The cases of the differential test (see `mod.rs`), included in both
+// copies after the corpus, unannotated: each calls its own copy's
+// functions and logs what it gets back. Calls are on the same lines of
+// this file in both, so `Location::caller()` names the same place.
+
+/// A waker for a future polled once by hand.
+struct NoWake;
+
+impl std::task::Wake for NoWake {
+    fn wake(self: Arc<Self>) {}
+}
+
+pub fn cases() -> Vec<(&'static str, Box<dyn Fn()>)> {
+    use std::pin::pin;
+    use std::task::Context;
+
+    use crate::macro_common::block_on;
+
+    vec![
+        (
+            "several_params",
+            Box::new(|| {
+                let n = several_params(D("a"), D("b"), D("c"));
+                event(format!("-> {n}"));
+            }),
+        ),
+        ("uses_in_order", Box::new(|| uses_in_order(D("a"), D("b")))),
+        (
+            "unused_params",
+            Box::new(|| unused_params(D("a"), D("b"), D("c"), D("d"))),
+        ),
+        (
+            "pattern_params",
+            Box::new(|| {
+                let n = pattern_params(
+                    (D("x"), D("y")),
+                    [D("first"), D("second"), D("third")],
+                    D("under"),
+                    D("z"),
+                );
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "partial_pattern",
+            Box::new(|| partial_pattern(D("a"), (D("x"), D("w")), D("z"))),
+        ),
+        (
+            "ref_and_mut_params",
+            Box::new(|| {
+                let n = ref_and_mut_params(D("r"), vec![D("m0")], D("b"));
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "tail_temporary",
+            Box::new(|| {
+                let n = tail_temporary(D("a"));
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "early_return",
+            Box::new(|| {
+                event(early_return(D("a"), D("b"), true));
+                event(early_return(D("a"), D("b"), false));
+            }),
+        ),
+        (
+            "question",
+            Box::new(|| {
+                for text in ["21", "0", "x"] {
+                    match question(text, D("q")) {
+                        Ok(n) => event(format!("ok {n}")),
+                        Err(e) => event(format!("err {e}")),
+                    }
+                }
+            }),
+        ),
+        (
+            "coerce",
+            Box::new(|| {
+                for pick in 0..3 {
+                    let shape = coerce(pick);
+                    event(format!("area {}", shape.area()));
+                }
+            }),
+        ),
+        (
+            "coerce_tail",
+            Box::new(|| {
+                event(format!(
+                    "{} {}",
+                    coerce_tail(true)(5),
+                    coerce_tail(false)(5)
+                ));
+            }),
+        ),
+        (
+            "impl_trait_return",
+            Box::new(|| {
+                let it = impl_trait_return(4, D("tag"));
+                event(format!("{it:?}"));
+                event(format!("{}", it.sum::<u64>()));
+            }),
+        ),
+        (
+            "impl_trait_args",
+            Box::new(|| {
+                let n = impl_trait_args(vec![D("i0"), D("i1")], D("last"));
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "generic",
+            Box::new(|| {
+                let out: [u8; 3] = generic(4u8, D("g"));
+                event(format!("{out:?}"));
+                let out = generic::<&str, 2>("s", D("g2"));
+                event(format!("{out:?}"));
+            }),
+        ),
+        (
+            "only_in_return",
+            Box::new(|| {
+                let out: Vec<u8> = only_in_return(D("o"));
+                event(format!("{out:?}"));
+            }),
+        ),
+        ("never", Box::new(|| never(D("a"), "stop"))),
+        (
+            "labels_and_loops",
+            Box::new(|| {
+                let n = labels_and_loops(10, D("l"));
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "unsafe_read",
+            Box::new(|| {
+                let value = 41u64;
+                // SAFETY: `value` is a live u64.
+                let n = unsafe { unsafe_read(&value, D("u")) };
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "extern_c",
+            Box::new(|| event(format!("-> {}", extern_c(1)))),
+        ),
+        (
+            "always_inline",
+            Box::new(|| event(format!("-> {}", always_inline(3, D("i"))))),
+        ),
+        (
+            "caller_location",
+            Box::new(|| {
+                let at = caller_location(D("c"));
+                event(format!("-> {at}"));
+            }),
+        ),
+        (
+            "caller_unwrap",
+            Box::new(|| {
+                event(format!("-> {}", caller_unwrap(Some(3), D("s"))));
+                event(format!("-> {}", caller_unwrap(None, D("n"))));
+            }),
+        ),
+        (
+            "recurse",
+            Box::new(|| {
+                let out = recurse(3, D("top"));
+                event(format!("{out:?}"));
+            }),
+        ),
+        (
+            "panics_in_body",
+            Box::new(|| {
+                event(format!("-> {}", panics_in_body(D("a"), D("b"), 2)));
+            }),
+        ),
+        (
+            "shadowed",
+            Box::new(|| event(format!("-> {}", shadowed(D("s"))))),
+        ),
+        (
+            "counts_calls",
+            Box::new(|| {
+                let first = counts_calls();
+                let second = counts_calls();
+                event(format!("-> {}", second - first));
+            }),
+        ),
+        (
+            "closures_inside",
+            Box::new(|| {
+                event(format!("-> {}", closures_inside(D("a"), D("b"))));
+            }),
+        ),
+        (
+            "leaf",
+            Box::new(|| event(format!("-> {}", leaf(&D("leaf"))))),
+        ),
+        (
+            "methods",
+            Box::new(|| {
+                let mut thing = Thing::new("t", D("new"));
+                event(format!("-> {}", thing.by_ref(D("a"), D("b"))));
+                event(format!("-> {}", thing.by_mut(3, D("unused"))));
+                event(format!("-> {}", Pin::new(&mut thing).pinned(D("p"))));
+                event(format!("-> {}", thing.pattern((D("x"), D("w")), D("b"))));
+                event(format!("-> {}", thing.generic([1u8, 2], D("last"))));
+                event(format!("-> {}", Add::add(&mut thing, 5)));
+                event(format!("-> {}", thing.add(6)));
+                event(format!("-> {}", thing.by_value(D("v"))));
+                let boxed = Box::new(Thing::new("boxed", D("n")));
+                event(format!("-> {}", boxed.boxed(D("b"))));
+                let rc = Rc::new(Thing::new("rc", D("n")));
+                let other = Rc::clone(&rc);
+                event(format!("-> {}", rc.rc(D("r"))));
+                drop(other);
+                let arc = Arc::new(Thing::new("arc", D("n")));
+                event(format!("-> {}", arc.arc(D("a"))));
+            }),
+        ),
+        (
+            "alone",
+            Box::new(|| {
+                let thing = Thing::new("al", D("n"));
+                event(format!("-> {}", thing.alone(D("a"))));
+                event(format!("-> {}", Thing::associated_alone(D("a"), D("b"))));
+                event(format!("-> {}", thing.twice(D("t"))));
+                event(format!("-> {}", free_alone(D("f"), D("g"))));
+            }),
+        ),
+        (
+            "track_caller_method",
+            Box::new(|| {
+                let thing = Thing::new("l", D("n"));
+                let line = thing.located();
+                event(format!("-> {}", line - line!()));
+            }),
+        ),
+        (
+            "trait_impls",
+            Box::new(|| {
+                let thing = Thing::new("g", D("n"));
+                event(thing.greet("you"));
+                event(thing.greet_named("them"));
+                event(thing.show(vec![1, 2]));
+                event(format!("-> {}", thing.take([1u64, 2, 3].into_iter())));
+                event(thing.default_method(D("d")));
+            }),
+        ),
+        (
+            "async_params",
+            Box::new(|| {
+                let n = block_on(async_params(D("a"), D("b"), D("c")));
+                event(format!("-> {n}"));
+                // Dropped before its first poll: the parameters drop with it.
+                drop(async_params(D("a2"), D("b2"), D("c2")));
+                // Dropped while suspended.
+                let mut future = pin!(async_params(D("a3"), D("b3"), D("c3")));
+                let waker = std::task::Waker::from(std::sync::Arc::new(NoWake));
+                let _ = future.as_mut().poll(&mut Context::from_waker(&waker));
+                event("suspended");
+            }),
+        ),
+        (
+            "async_in_order",
+            Box::new(|| block_on(async_in_order(D("a"), D("b"), D("c")))),
+        ),
+        (
+            "async_patterns",
+            Box::new(|| {
+                let n = block_on(async_patterns((D("x"), D("w")), D("under"), D("z")));
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "async_coerce",
+            Box::new(|| {
+                for pick in [true, false] {
+                    event(format!("area {}", block_on(async_coerce(pick)).area()));
+                }
+            }),
+        ),
+        (
+            "async_question",
+            Box::new(|| {
+                for text in ["4", "x"] {
+                    match block_on(async_question(text)) {
+                        Ok(n) => event(format!("ok {n}")),
+                        Err(e) => event(format!("err {e}")),
+                    }
+                }
+            }),
+        ),
+        (
+            "async_tail",
+            Box::new(|| event(format!("-> {}", block_on(async_tail(D("a")))))),
+        ),
+        (
+            "async_panics",
+            Box::new(|| event(format!("-> {}", block_on(async_panics(D("a"), 1))))),
+        ),
+        (
+            "async_method",
+            Box::new(|| {
+                let thing = Thing::new("am", D("n"));
+                event(format!(
+                    "-> {}",
+                    block_on(thing.async_method(D("a"), D("b")))
+                ));
+                event(format!("-> {}", block_on(thing.returns_future(D("f")))));
+            }),
+        ),
+    ]
+}
