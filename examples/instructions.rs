@@ -18,7 +18,12 @@
 //! (the same, the other thread having made its heap with a batch first);
 //! `batch_shared`, `box_new_shared` (allocate N here, then drop
 //! every other one here while another thread drops the rest at the same
-//! time: the owner's frees and remote frees into the same spans at once).
+//! time: the owner's frees and remote frees into the same spans at once);
+//! `calls_plain`, `calls_method`, `calls_alone` (a recursive walk over a
+//! tree of N nodes, inside `scope()`, as written, as a method of an
+//! annotated impl, which calls itself to open its scope, and as a function
+//! annotated alone, which takes a guard: what an annotated call costs
+//! inside an open scope, per call).
 
 use std::hint::black_box;
 
@@ -46,6 +51,10 @@ fn main() {
     }
     if let Some(batched) = workload.strip_suffix("_shared") {
         shared_spans(batched == "batch", n, reps);
+        return;
+    }
+    if let Some(form) = workload.strip_prefix("calls_") {
+        calls::walk(form, n, reps);
         return;
     }
     let mut held: Vec<Box<T>> = Vec::with_capacity(n);
@@ -117,6 +126,84 @@ macro_rules! annotated {
 annotated!(plain, allow(clippy::vec_box));
 annotated!(scoped, batch_alloc::batch_alloc);
 annotated!(per_site, batch_alloc::batch_alloc(per_site));
+
+/// A tree walked by recursion, as written and annotated: every call but
+/// the first joins the scope `scope()` opened.
+mod calls {
+    use std::hint::black_box;
+
+    pub struct Node {
+        value: u64,
+        left: Option<Box<Node>>,
+        right: Option<Box<Node>>,
+    }
+
+    /// A balanced tree of `n` nodes.
+    fn tree(n: usize) -> Option<Box<Node>> {
+        (n > 0).then(|| {
+            let rest = n - 1;
+            Box::new(Node {
+                value: n as u64,
+                left: tree(rest / 2),
+                right: tree(rest - rest / 2),
+            })
+        })
+    }
+
+    /// Walks a tree of `n` nodes `reps` times with `form`; each walk makes
+    /// `2n + 1` calls.
+    pub fn walk(form: &str, n: usize, reps: usize) {
+        let root = tree(n);
+        let mut total = 0;
+        batch_alloc::scope(|| {
+            for _ in 0..reps {
+                total += match form {
+                    "plain" => sum_plain(black_box(&root)),
+                    "method" => Walker.sum(black_box(&root)),
+                    "alone" => sum_alone(black_box(&root)),
+                    _ => panic!("no such form: {form}"),
+                };
+            }
+        });
+        black_box(total);
+    }
+
+    #[inline(never)]
+    fn sum_plain(node: &Option<Box<Node>>) -> u64 {
+        match node {
+            None => 0,
+            Some(node) => {
+                node.value + sum_plain(black_box(&node.left)) + sum_plain(black_box(&node.right))
+            }
+        }
+    }
+
+    struct Walker;
+
+    #[batch_alloc::batch_alloc]
+    impl Walker {
+        #[inline(never)]
+        fn sum(&self, node: &Option<Box<Node>>) -> u64 {
+            match node {
+                None => 0,
+                Some(node) => {
+                    node.value + self.sum(black_box(&node.left)) + self.sum(black_box(&node.right))
+                }
+            }
+        }
+    }
+
+    #[batch_alloc::batch_alloc]
+    #[inline(never)]
+    fn sum_alone(node: &Option<Box<Node>>) -> u64 {
+        match node {
+            None => 0,
+            Some(node) => {
+                node.value + sum_alone(black_box(&node.left)) + sum_alone(black_box(&node.right))
+            }
+        }
+    }
+}
 
 /// Allocates `n` boxes per repetition and hands them to a worker thread,
 /// which drops them; with `worker_heap`, the worker first makes a heap of

@@ -247,16 +247,20 @@ mod expanded {
     /// naming its site, for the `report` feature). Per-site form: a batch
     /// just outside the loop, sized by the iterator's `size_hint()`.
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
-        let __scope = ::batch_alloc::__private::enter({
-            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                ::batch_alloc::__private::SiteKind::Function,
-                "parse",
-                ::core::file!(),
-                ::core::line!(),
-                ::core::column!(),
-            );
-            &__SITE
-        });
+        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+        ::batch_alloc::__private::enter(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "parse",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            __scope.as_ref(),
+        );
         let mut out = Vec::with_capacity(lines.len());
         for line in lines {
             out.push(::batch_alloc::__private::box_in_scope_at(
@@ -281,16 +285,20 @@ mod expanded {
     /// A `while let` loop: in the per-site form there is no trip count, so the
     /// batch grows its refills.
     pub fn list(n: u64) -> Option<Box<Node>> {
-        let __scope = ::batch_alloc::__private::enter({
-            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                ::batch_alloc::__private::SiteKind::Function,
-                "list",
-                ::core::file!(),
-                ::core::line!(),
-                ::core::column!(),
-            );
-            &__SITE
-        });
+        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+        ::batch_alloc::__private::enter(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "list",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            __scope.as_ref(),
+        );
         let mut values = 0..n;
         let mut head = None;
         while let Some(value) = values.next() {
@@ -318,16 +326,20 @@ mod expanded {
     /// outermost loop, the inner loop's without a hint). A `Box::new`
     /// outside any loop is rewritten in the default mode only.
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
-        let __scope = ::batch_alloc::__private::enter({
-            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                ::batch_alloc::__private::SiteKind::Function,
-                "grid",
-                ::core::file!(),
-                ::core::line!(),
-                ::core::column!(),
-            );
-            &__SITE
-        });
+        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+        ::batch_alloc::__private::enter(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "grid",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            __scope.as_ref(),
+        );
         let mut out = vec![];
         out.push(::batch_alloc::__private::box_in_scope_at(
             {
@@ -385,16 +397,20 @@ mod expanded {
     /// allocations are served all the same, as any allocation in a scope),
     /// and in the per-site form a closure's `Box::new`.
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
-        let __scope = ::batch_alloc::__private::enter({
-            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                ::batch_alloc::__private::SiteKind::Function,
-                "first_long",
-                ::core::file!(),
-                ::core::line!(),
-                ::core::column!(),
-            );
-            &__SITE
-        });
+        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+        ::batch_alloc::__private::enter(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "first_long",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            __scope.as_ref(),
+        );
         let mut i = 0;
         let found = loop {
             if i == words.len() {
@@ -451,30 +467,38 @@ mod expanded {
     /// function returns or on another thread (per-site form: nothing outside
     /// a loop, and a closure's loop is a nest of its own).
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
-        let __scope = ::batch_alloc::__private::enter({
-            static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                ::batch_alloc::__private::SiteKind::Function,
-                "lengths",
-                ::core::file!(),
-                ::core::line!(),
-                ::core::column!(),
-            );
-            &__SITE
-        });
+        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+        ::batch_alloc::__private::enter(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "lengths",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            __scope.as_ref(),
+        );
         let repeat = |n: usize| {
             let mut out = Vec::new();
             {
-                let __scope0 = ::batch_alloc::__private::enter({
-                    static __SITE: ::batch_alloc::__private::Site =
-                        ::batch_alloc::__private::Site::new(
-                            ::batch_alloc::__private::SiteKind::Loop,
-                            "",
-                            ::core::file!(),
-                            ::core::line!(),
-                            ::core::column!(),
-                        );
-                    &__SITE
-                });
+                let __scope0 = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+                ::batch_alloc::__private::enter(
+                    {
+                        static __SITE: ::batch_alloc::__private::Site =
+                            ::batch_alloc::__private::Site::new(
+                                ::batch_alloc::__private::SiteKind::Loop,
+                                "",
+                                ::core::file!(),
+                                ::core::line!(),
+                                ::core::column!(),
+                            );
+                        &__SITE
+                    },
+                    __scope0.as_ref(),
+                );
                 for _ in 0..n {
                     out.push(::batch_alloc::__private::box_in_scope_at(
                         {
@@ -558,7 +582,8 @@ mod expanded {
                     &__SITE
                 };
                 if ::batch_alloc::__private::must_open(__site) {
-                    let __scope = ::batch_alloc::__private::open_for_call(__site);
+                    let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+                    ::batch_alloc::__private::open_for_call(__site, __scope.as_ref());
                     return Self::insert(self, value);
                 }
             }
@@ -609,16 +634,21 @@ mod expanded {
 
     impl Extend<u64> for Tree {
         fn extend<I: IntoIterator<Item = u64>>(&mut self, values: I) {
-            let __scope = ::batch_alloc::__private::enter({
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "extend",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            });
+            let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+            ::batch_alloc::__private::enter(
+                {
+                    static __SITE: ::batch_alloc::__private::Site =
+                        ::batch_alloc::__private::Site::new(
+                            ::batch_alloc::__private::SiteKind::Function,
+                            "extend",
+                            ::core::file!(),
+                            ::core::line!(),
+                            ::core::column!(),
+                        );
+                    &__SITE
+                },
+                __scope.as_ref(),
+            );
             for value in values {
                 self.insert(value);
             }

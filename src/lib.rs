@@ -398,33 +398,43 @@ pub mod __private {
     use batch_alloc_rt::__private::{batchable, try_box_in_scope, ScopedFuture};
     use batch_alloc_rt::is_active;
     use core::future::Future;
+    use core::pin::Pin;
 
-    /// The guard `#[batch_alloc]` declares first in a function body (and
-    /// outside a closure's loop): this thread's scope, opened or joined by
-    /// [`enter`], closed when the guard drops if it opened it. With the
-    /// `report` feature it also remembers where it opened the scope, to
-    /// count what the scope served.
-    #[derive(Debug, Default)]
-    pub struct Scope {
-        inner: batch_alloc_rt::__private::Scope,
-        #[cfg(feature = "report")]
-        opened_at: Option<(&'static Site, u64)>,
+    pub use core::pin::pin;
+
+    /// The guard `#[batch_alloc]` declares, pinned, first in a function
+    /// that cannot call itself, before a closure's outermost loops, and in
+    /// a function that calls itself to open its scope: this thread's scope,
+    /// opened or joined by [`enter`], closed when the guard drops if it
+    /// opened it (see the runtime's `Scope`).
+    pub type Scope = batch_alloc_rt::__private::Scope<Mark>;
+
+    /// A guard that holds nothing yet.
+    #[inline(always)]
+    pub const fn guard() -> Scope {
+        Scope::with(Mark::new())
     }
 
-    impl Scope {
-        /// A guard that holds nothing yet.
-        #[inline(always)]
-        pub const fn new() -> Scope {
-            Scope {
-                inner: batch_alloc_rt::__private::Scope::new(),
+    /// What a guard keeps for the `report` feature: where it opened the
+    /// scope and what the thread's scopes had served then, to count what
+    /// its scope served when it drops. Nothing without the feature.
+    #[derive(Debug, Default)]
+    pub struct Mark {
+        #[cfg(feature = "report")]
+        opened_at: core::cell::Cell<Option<(&'static Site, u64)>>,
+    }
+
+    impl Mark {
+        const fn new() -> Mark {
+            Mark {
                 #[cfg(feature = "report")]
-                opened_at: None,
+                opened_at: core::cell::Cell::new(None),
             }
         }
     }
 
     #[cfg(feature = "report")]
-    impl Drop for Scope {
+    impl Drop for Mark {
         fn drop(&mut self) {
             if let Some((site, start)) = self.opened_at.take() {
                 site.count_served(crate::report::served_on_this_thread().wrapping_sub(start));
@@ -455,11 +465,10 @@ pub mod __private {
     /// unwinds.
     #[cold]
     #[inline(never)]
-    pub fn open_for_call(site: &'static Site) -> Scope {
-        let scope = enter(site);
+    pub fn open_for_call(site: &'static Site, scope: Pin<&Scope>) {
+        enter(site, scope);
         #[cfg(feature = "report")]
         crate::report::mark_reentry();
-        scope
     }
 
     /// Opens this thread's scope around `body`, or joins the one open:
@@ -467,35 +476,37 @@ pub mod __private {
     #[cfg(feature = "report")]
     #[inline(never)]
     pub(crate) fn open_around<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
-        let _scope = enter(site);
+        let scope = pin!(guard());
+        enter(site, scope.as_ref());
         body()
     }
 
-    /// The scope guard `#[batch_alloc]` declares first in a function that
-    /// cannot call itself, and before the outermost loops of a closure:
-    /// this thread's scope, opened (and closed when the guard drops) or
-    /// joined, counted at `site`.
+    /// Enters the scope guard `#[batch_alloc]` declares first in a
+    /// function that cannot call itself, and before the outermost loops of
+    /// a closure: this thread's scope, opened (and closed when the guard
+    /// drops) or joined, counted at `site`.
     #[inline(always)]
-    pub fn enter(site: &'static Site) -> Scope {
-        let mut scope = Scope::new();
-        scope.inner.enter();
+    pub fn enter(site: &'static Site, scope: Pin<&Scope>) {
+        scope.enter();
         if cfg!(feature = "report") {
-            count_entry(site, &mut scope);
+            count_entry(site, scope);
         }
-        scope
     }
 
     #[cfg_attr(not(feature = "report"), allow(unused_variables))]
-    fn count_entry(site: &'static Site, scope: &mut Scope) {
-        let opened = scope.inner.opened();
+    fn count_entry(site: &'static Site, scope: Pin<&Scope>) {
+        let opened = scope.opened();
         site.count(match opened {
-            Some(true) => Outcome::Served,
-            _ if is_active() => Outcome::Elsewhere,
-            _ => Outcome::NotInstalled,
+            true => Outcome::Served,
+            false if is_active() => Outcome::Elsewhere,
+            false => Outcome::NotInstalled,
         });
         #[cfg(feature = "report")]
-        if opened == Some(true) {
-            scope.opened_at = Some((site, crate::report::served_on_this_thread()));
+        if opened {
+            scope
+                .extra()
+                .opened_at
+                .set(Some((site, crate::report::served_on_this_thread())));
         }
     }
 
@@ -511,10 +522,10 @@ pub mod __private {
         #[cfg(not(feature = "report"))]
         {
             let _ = site;
-            ScopedFuture::new(future, batch_alloc_rt::__private::entered)
+            ScopedFuture::new(future, |scope: Pin<&Scope>| scope.enter())
         }
         #[cfg(feature = "report")]
-        ScopedFuture::new(future, move || enter(site))
+        ScopedFuture::new(future, move |scope: Pin<&Scope>| enter(site, scope))
     }
 
     /// Why a `T` was a plain box at a site: `BatchAlloc` not installed, `T`

@@ -367,17 +367,17 @@ mod capture_on {
                 // Made while allocation works: the vector, and this thread's heap
                 // (a scope opened once).
                 let mut kept: Vec<(Captured, u64)> = Vec::with_capacity(N as usize);
-                let mut warm = Scope::new();
-                warm.enter();
-                drop(warm);
+                let mut warm = std::pin::pin!(Scope::new());
+                warm.as_ref().enter();
+                warm.set(Scope::new());
                 let failed_before = FAILED.load(Relaxed);
 
                 let failing = Failing::after(0);
                 assert!(!plain_alloc_works(16), "the inner allocator fails");
                 let mut grown: Vec<u8> = Vec::new();
-                let mut scope = Scope::new();
+                let mut scope = std::pin::pin!(Scope::new());
                 for id in 0..N {
-                    scope.enter();
+                    scope.as_ref().enter();
                     kept.push((Captured::make(id as usize, id), id));
                     grown.push(id as u8);
                 }
@@ -392,7 +392,7 @@ mod capture_on {
                 let at = grown.as_ptr();
                 assert!(grown.try_reserve_exact(MAX_LARGE_SIZE).is_err());
                 assert_eq!(grown.as_ptr(), at, "the vector stays where it was");
-                drop(scope);
+                scope.set(Scope::new());
                 assert!(
                     !plain_alloc_works(16),
                     "with the scope closed, allocation fails again"
@@ -419,14 +419,14 @@ mod capture_on {
     /// is served, and so is a large block (5,000 bytes); a buffer past the
     /// large blocks aborts as `Vec::with_capacity` does.
     fn child_in_a_capturing_scope() {
-        let mut warm = Scope::new();
-        warm.enter();
-        drop(warm);
+        let mut warm = std::pin::pin!(Scope::new());
+        warm.as_ref().enter();
+        warm.set(Scope::new());
         say(b"child: armed\n");
         let _failing = Failing::after(0);
-        let mut scope = Scope::new();
+        let scope = std::pin::pin!(Scope::new());
         for _ in 0..1 {
-            scope.enter();
+            scope.as_ref().enter();
             black_box(Box::new([7u8; 40]));
             say(b"child: captured while failing\n");
             black_box(vec![5u8; FRAME_SIZE]);

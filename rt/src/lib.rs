@@ -32,9 +32,10 @@
 //!   span's remote list with one compare-and-swap (a thread that has no
 //!   heap gets one at its first remote free; only an exiting thread pushes
 //!   each free); the owner takes the list back in one exchange.
-//! - **scope**: while an annotated loop runs, its thread's allocations come
-//!   from **runs**, one reservation per size class that the thread keeps
-//!   between scopes; see [`scope`].
+//! - **scope**: while one is open on a thread (a [`scope`] call or an
+//!   annotated function running, a future's poll), its thread's allocations
+//!   come from **runs**, one reservation per size class that the thread
+//!   keeps between scopes.
 //! - **abandoned span**: a span whose owner thread exited while boxes from it
 //!   were alive. Frees still work; the last one returns the span to the pool.
 //! - **pool**: empty frames shared by all threads; past a limit they decay:
@@ -69,12 +70,14 @@
 //! 2. The call joins the thread's open scope, or opens one. With a scope
 //!    open, `scope_would_join` (`scope.rs`) says so and the body just runs.
 //!    Otherwise a guard enters — `enter` (`src/lib.rs`), `Scope::enter`
-//!    (`scope.rs`), `open_or_join` (`scope.rs`). The scope is
+//!    (`scope.rs`), `Scope::open` (`scope.rs`) — and the thread keeps its
+//!    address — `set_opener` (`heap.rs`). The scope is
 //!    one thread-local word, a `ScopeState` — `scope_state` (`heap.rs`),
-//!    `set_scope_state` (`heap.rs`). The guard that opened it closes it when
-//!    it drops — `Scope::drop` (`scope.rs`), `close` (`scope.rs`). The runs
-//!    stay with the heap.
-//! 3. The thread's first scope finds its heap — `first_scope` (`scope.rs`),
+//!    `set_scope_state` (`heap.rs`). The guard whose address that is closes
+//!    the scope when it drops — `Scope::drop` (`scope.rs`), `close`
+//!    (`scope.rs`). The runs stay with the heap.
+//! 3. The thread's first scope finds its heap — `Scope::open_first`
+//!    (`scope.rs`), `first_scope` (`scope.rs`),
 //!    `current_or_init` (`thread.rs`), `init_current` (`thread.rs`). Making the
 //!    heap arms its retirement — `arm_retirement` (`thread.rs`) — and claims
 //!    a record — `claim_record` (`record.rs`). The scope word then names
@@ -274,8 +277,8 @@ pub mod __private {
         pub use crate::no_panic_proof::{alloc, alloc_zeroed, dealloc, realloc};
     }
     pub use crate::scope::{
-        at_exit, batchable, box_in_scope, entered, outside_scope, scope_on_this_thread,
-        scope_would_join, try_box_in_scope, Scope, ScopedFuture,
+        at_exit, batchable, box_in_scope, outside_scope, scope_on_this_thread, scope_would_join,
+        try_box_in_scope, Scope, ScopedFuture,
     };
     pub use crate::settings::{settings, Settings};
     pub use crate::stats::scoped_allocations_on_this_thread;

@@ -1,21 +1,23 @@
-//! Batch scopes: while an annotated loop runs, this thread allocates from
+//! Batch scopes: while one is open on a thread, the thread allocates from
 //! its heap's runs.
 //!
-//! The outermost `#[batch_alloc]` loop running on a thread opens a scope as
-//! it starts; annotated loops that run inside it, in the same function or in
-//! functions it calls, recursively, join it, at the cost of one
-//! thread-local read. The scope closes when the loop that opened
-//! it ends, by any exit: [`Scope`] is a guard whose drop restores the state
-//! it found. While a scope is open, annotated `Box::new` sites take slots
-//! from the runs with the class known at compile time ([`box_in_scope`]), and, if
-//! the scope captures, every allocation the runtime can serve goes there
-//! too (see `runs.rs`). A scope is a property of a thread: it never serves
-//! another thread, and a loop that awaits closes it before each `.await`
-//! ([`Scope::suspend`]) and opens it again after ([`Scope::resume`]), since
-//! the future may move and other tasks run on the thread meanwhile.
+//! The first [`scope`] call or annotated function running on a thread opens
+//! the scope as it starts; everything that runs inside it, annotated or not,
+//! joins it, at the cost of one thread-local read where it checks. The
+//! scope closes when what opened it returns, by any exit: a [`Scope`] guard
+//! closes it when it drops, and an annotated function that calls itself to
+//! open the scope does so through one. While a scope is open, annotated
+//! `Box::new` sites take slots from the runs with the class known at
+//! compile time ([`box_in_scope`]), and, if the scope captures, every
+//! allocation the runtime can serve goes there too (see `runs.rs`). A scope
+//! is a property of a thread: it never serves another thread, and a future
+//! holds none while suspended: each poll of a [`ScopedFuture`] opens or
+//! joins the polling thread's scope and closes what it opened before
+//! returning.
 
 use core::alloc::Layout;
 use core::future::Future;
+use core::marker::PhantomData;
 use core::pin::Pin;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicUsize};
@@ -89,90 +91,117 @@ fn decide_capture() {
     }
 }
 
-/// A loop's hold on this thread's batch scope: what `#[batch_alloc]`
-/// declares just outside each annotated loop, and enters before the loop
-/// starts. Not public API.
+/// A hold on this thread's batch scope: what `#[batch_alloc]` declares
+/// first in a function that cannot call itself, and before a closure's
+/// outermost loops; what [`scope`] and every poll of a [`ScopedFuture`]
+/// declare. Not public API.
 ///
-/// [`enter`](Scope::enter) opens a scope (two thread-local accesses, once
-/// the thread's heap is known) or joins the one already open (one), and the
-/// guard's drop closes what it opened.
+/// [`enter`](Scope::enter) joins the scope open (a thread-local read and a
+/// test) or, out of line, opens one; the guard that opened it closes it
+/// when it drops. A guard knows it is that one by its address, which the
+/// thread keeps while its scope is open: so the guard holds no flag, and a
+/// function that declares one keeps nothing live across its body (a flag
+/// for "I opened it" took a register, saved and restored, in every call;
+/// docs/macro.md has the counts). A guard is entered pinned
+/// (`pin!(Scope::new())`), so that it cannot move, and so change its
+/// address, before it drops.
+///
+/// `extra` is what a user of the guard keeps beside it (the per-site
+/// report's count), dropped after the guard has closed its scope.
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct Scope {
-    /// `IDLE`, `JOINED` or `OPENED`: a byte the optimiser keeps in a
-    /// register.
-    held: u8,
+pub struct Scope<X = ()> {
+    extra: X,
+    /// Never read: a byte of its own, so that two live guards never share
+    /// an address, whatever `X` is.
+    _place: core::mem::MaybeUninit<u8>,
+    _pinned: core::marker::PhantomPinned,
 }
-
-const IDLE: u8 = 0;
-const JOINED: u8 = 1;
-const OPENED: u8 = 2;
 
 impl Scope {
     /// A guard that holds nothing yet.
     #[inline(always)]
     pub const fn new() -> Scope {
-        Scope { held: IDLE }
+        Scope::with(())
     }
+}
 
-    /// Opens or joins this thread's scope, unless the guard holds it
-    /// already.
+impl<X: Default> Default for Scope<X> {
+    fn default() -> Self {
+        Scope::with(X::default())
+    }
+}
+
+impl<X> Scope<X> {
+    /// A guard that holds nothing yet, with `extra` beside it.
     #[inline(always)]
-    pub fn enter(&mut self) {
-        if self.held == IDLE {
-            self.held = open_or_join();
+    pub const fn with(extra: X) -> Scope<X> {
+        Scope {
+            extra,
+            _place: core::mem::MaybeUninit::uninit(),
+            _pinned: core::marker::PhantomPinned,
         }
     }
 
-    /// Before an `.await`: closes the scope if this guard opened it, and
-    /// forgets it either way, so that nothing of this thread's scope is held
-    /// while the future is suspended.
+    /// What is kept beside the guard.
+    #[inline(always)]
+    pub fn extra(self: Pin<&Self>) -> &X {
+        &self.get_ref().extra
+    }
+
+    /// Joins this thread's scope, or opens one held by this guard until it
+    /// drops; does nothing if this guard holds the scope already.
+    #[inline(always)]
+    pub fn enter(self: Pin<&Self>) {
+        if !heap::scope_state().joins() {
+            self.get_ref().open();
+        }
+    }
+
+    /// Whether this guard opened this thread's scope: for the per-site
+    /// report.
     #[inline]
-    pub fn suspend(&mut self) {
-        if self.held == OPENED {
-            close();
+    pub fn opened(self: Pin<&Self>) -> bool {
+        heap::opener() == self.get_ref().id()
+    }
+
+    /// The guard's identity: its address, never dereferenced.
+    #[inline(always)]
+    fn id(&self) -> usize {
+        (self as *const Self).addr()
+    }
+
+    /// Opens this thread's scope, held by this guard (or finds that none
+    /// can open here).
+    #[cold]
+    #[inline(never)]
+    fn open(&self) {
+        let state = heap::scope_state();
+        if !state.is_ready() {
+            return self.open_first();
         }
-        self.held = IDLE;
-    }
-
-    /// After an `.await`: opens or joins the scope of whichever thread the
-    /// future now runs on.
-    #[inline]
-    pub fn resume(&mut self) {
-        self.enter();
-    }
-
-    /// Whether the guard opened this thread's scope (`Some(true)`), joined
-    /// one or could not open one (`Some(false)`), or holds nothing yet
-    /// (`None`): for the per-site report.
-    pub fn opened(&self) -> Option<bool> {
-        match self.held {
-            IDLE => None,
-            held => Some(held == OPENED),
-        }
-    }
-}
-
-/// Opens this thread's scope, or finds one open: returns what the guard
-/// holds.
-#[inline(always)]
-fn open_or_join() -> u8 {
-    let state = heap::scope_state();
-    if state.joins() {
-        return JOINED;
-    }
-    if state.is_ready() {
         heap::set_scope_state(state.opened(CAPTURE_BIT.load(Ordering::Relaxed)));
-        return OPENED;
+        heap::set_opener(self.id());
     }
-    first_scope()
+
+    /// [`open`](Scope::open) where the thread's heap is not known yet: the
+    /// thread's first scope, which finds its heap (or finds that scopes
+    /// cannot open here) first.
+    #[cold]
+    #[inline(never)]
+    fn open_first(&self) {
+        first_scope();
+        if !heap::scope_state().joins() {
+            self.open();
+        }
+    }
 }
 
-/// The thread's first scope: finds its heap (or finds that scopes cannot
-/// open here) and opens.
+/// The thread's first scope: finds its heap, or finds that scopes cannot
+/// open here, and records which in the scope state.
 #[cold]
 #[inline(never)]
-fn first_scope() -> u8 {
+fn first_scope() {
     decide_capture();
     let heap = match is_active() {
         true => thread::current_or_init(),
@@ -182,28 +211,31 @@ fn first_scope() -> u8 {
         }
     };
     match heap {
-        Some(heap) => {
-            heap::set_scope_state(ScopeState::ready(heap));
-            open_or_join()
-        }
-        None => {
-            // No BatchAlloc, no region, or the thread exiting: loops run as
-            // written, at the cost of one thread-local read.
-            heap::set_scope_state(ScopeState::disabled());
-            JOINED
-        }
+        Some(heap) => heap::set_scope_state(ScopeState::ready(heap)),
+        // No BatchAlloc, no region, or the thread exiting: code runs as
+        // written, at the cost of one thread-local read.
+        None => heap::set_scope_state(ScopeState::disabled()),
     }
 }
 
-/// Closes the scope this thread has open.
-#[inline(always)]
+/// Closes the scope this thread has open. Out of line: inlined into a
+/// function that takes a guard, it kept the scope state's thread-local
+/// address in a register across the whole body.
+#[cold]
+#[inline(never)]
 fn close() {
     heap::set_scope_state(heap::scope_state().closed());
+    heap::set_opener(0);
 }
 
-impl Default for Scope {
-    fn default() -> Self {
-        Scope::new()
+impl<X> Drop for Scope<X> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // In place: a guard is entered pinned, and a pinned value drops
+        // where it was pinned.
+        if heap::opener() == self.id() {
+            close();
+        }
     }
 }
 
@@ -223,8 +255,8 @@ impl Default for Scope {
 /// allocated.
 #[inline]
 pub fn scope<R>(f: impl FnOnce() -> R) -> R {
-    let mut guard = Scope::new();
-    guard.enter();
+    let guard = core::pin::pin!(Scope::new());
+    guard.as_ref().enter();
     f()
 }
 
@@ -232,29 +264,36 @@ pub fn scope<R>(f: impl FnOnce() -> R) -> R {
 /// polls it: what `#[batch_alloc]` makes of an `async fn`'s body and of an
 /// `async` block. Not public API.
 ///
-/// A poll opens or joins the scope through the guard `enter` returns, and
-/// the guard closes what it opened before the poll returns, so no scope is
-/// held while the future is suspended, whatever it awaits and wherever the
-/// awaits are (inside macros included), and each poll is served on its own
-/// thread.
+/// A poll declares a guard of type `G`, enters it with `enter` (which opens
+/// or joins the scope), and the guard closes what it opened before the
+/// poll returns, so no scope is held while the future is suspended,
+/// whatever it awaits and wherever the awaits are (inside macros
+/// included), and each poll is served on its own thread.
 #[doc(hidden)]
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
-pub struct ScopedFuture<F, E> {
+pub struct ScopedFuture<F, G, E> {
     future: F,
     enter: E,
+    /// Not held: made afresh in each poll. A function pointer type, so that
+    /// the future's `Send`, `Sync` and `Unpin` are its fields'.
+    guard: PhantomData<fn() -> G>,
 }
 
-impl<F, E> ScopedFuture<F, E> {
-    /// `future`, each of whose polls runs while the guard `enter()` returns
-    /// is alive.
+impl<F, G, E> ScopedFuture<F, G, E> {
+    /// `future`, each of whose polls runs while a guard `enter` entered is
+    /// alive.
     #[inline]
     pub const fn new(future: F, enter: E) -> Self {
-        ScopedFuture { future, enter }
+        ScopedFuture {
+            future,
+            enter,
+            guard: PhantomData,
+        }
     }
 }
 
-impl<F: Future, E: FnMut() -> G, G> Future for ScopedFuture<F, E> {
+impl<F: Future, G: Default, E: FnMut(Pin<&G>)> Future for ScopedFuture<F, G, E> {
     type Output = F::Output;
 
     #[inline]
@@ -264,29 +303,11 @@ impl<F: Future, E: FnMut() -> G, G> Future for ScopedFuture<F, E> {
         // (the auto trait), nothing moves `future` out of a pinned
         // `ScopedFuture`, and `enter` is only called through `&mut`.
         let this = unsafe { self.get_unchecked_mut() };
-        let _guard = (this.enter)();
+        let guard = core::pin::pin!(G::default());
+        (this.enter)(guard.as_ref());
         // SAFETY: as above: `future` stays where it is until it is dropped.
         let future = unsafe { Pin::new_unchecked(&mut this.future) };
         future.poll(cx)
-    }
-}
-
-/// A guard that has entered this thread's scope: for [`ScopedFuture`]
-/// without the per-site report. Not public API.
-#[doc(hidden)]
-#[inline]
-pub fn entered() -> Scope {
-    let mut guard = Scope::new();
-    guard.enter();
-    guard
-}
-
-impl Drop for Scope {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if self.held == OPENED {
-            close();
-        }
     }
 }
 

@@ -134,9 +134,9 @@ fn worker(me: u64, seed: u64, fields: u64, done: &AtomicU64, to_writer: SyncSend
     let mut id = me << 40;
     let mut made = 0;
     let mut in_flight: Vec<Request> = Vec::with_capacity(IN_FLIGHT + 1);
-    let mut scope = Scope::new();
+    let scope = std::pin::pin!(Scope::new());
     while made < fields {
-        scope.enter();
+        scope.as_ref().enter();
         let request = receive(&mut rng, id);
         id += 1;
         made += request.fields.len() as u64;

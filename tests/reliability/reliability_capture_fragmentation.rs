@@ -55,9 +55,9 @@ fn rounds_on_this_thread(rounds: usize, seed: u64, before: Stats) -> (u64, u64) 
     let mut kept: Vec<(Captured, u64)> = Vec::with_capacity(rounds);
     let mut made: Vec<(Captured, u64)> = Vec::with_capacity(PER_ROUND);
     let (mut live_bytes, mut span_bytes) = (0, 0);
-    let mut scope = Scope::new();
+    let mut scope = std::pin::pin!(Scope::new());
     for round in 0..rounds {
-        scope.enter();
+        scope.as_ref().enter();
         let first = (round * PER_ROUND) as u64;
         let kind = round % CAPTURED_KINDS;
         made.extend((first..first + PER_ROUND as u64).map(|id| (Captured::make(kind, id), id)));
@@ -88,7 +88,7 @@ fn rounds_on_this_thread(rounds: usize, seed: u64, before: Stats) -> (u64, u64) 
             );
         }
     }
-    drop(scope);
+    scope.set(Scope::new());
     // The most objects live: one from every round, all intact and disjoint.
     assert_live(&kept);
     for (object, id) in kept {

@@ -71,39 +71,43 @@ fn worker(shared: Arc<Shared>, serial: u64, seed: u64) {
     let lifetime = 500 + rng.below(5_000);
     let mut next_id = serial << 40;
     let counts = &shared.counts;
-    let mut scope = Scope::new();
     for _ in 0..lifetime {
-        scope.enter();
         if Instant::now() >= shared.deadline {
             break;
         }
         let shard = rng.below(SHARDS);
         if rng.below(100) >= 50 {
             let n = 1 + rng.below(48);
+            let scope = std::pin::pin!(Scope::new());
+            scope.as_ref().enter();
             free_some(&shared, &mut rng, shard, n);
             continue;
         }
-        // One batch in four is made across an "await": with the scope
-        // suspended, so from the inner allocator.
+        // One batch in four is made as across an "await": with no scope
+        // open, so from the inner allocator.
         let awaiting = rng.one_in(4);
-        if awaiting {
-            scope.suspend();
-        }
         let n = 1 + rng.below(48);
-        let made: Vec<(Captured, u64)> = (0..n as u64)
-            .map(|i| {
-                (
-                    Captured::make(rng.below(CAPTURED_KINDS), next_id + i),
-                    next_id + i,
-                )
-            })
-            .collect();
+        let made: Vec<(Captured, u64)> = {
+            let scope = std::pin::pin!(Scope::new());
+            if !awaiting {
+                scope.as_ref().enter();
+            }
+            (0..n as u64)
+                .map(|i| {
+                    (
+                        Captured::make(rng.below(CAPTURED_KINDS), next_id + i),
+                        next_id + i,
+                    )
+                })
+                .collect()
+        };
         next_id += n as u64;
         match awaiting {
             true => counts.plain.fetch_add(n as u64, Relaxed),
             false => counts.captured.fetch_add(n as u64, Relaxed),
         };
-        scope.resume();
+        let scope = std::pin::pin!(Scope::new());
+        scope.as_ref().enter();
         let full = {
             let mut objects = shared.shards[shard].lock().unwrap();
             objects.extend(made);

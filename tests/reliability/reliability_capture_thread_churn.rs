@@ -70,9 +70,10 @@ fn short_lived(index: usize, seed: u64, holders: Vec<Sender<Parcel>>, backlog: B
     // is the objects.
     let mut to_holders: Vec<Parcel> = (0..HOLDERS).map(|_| Vec::with_capacity(count)).collect();
     let mut to_main = Vec::with_capacity(count);
-    let mut scope = Scope::new();
+    // Pinned in a box of its own, so that it can be leaked below.
+    let scope = Box::pin(Scope::new());
     for i in 0..count {
-        scope.enter();
+        scope.as_ref().enter();
         let id = ((index as u64) << 32) | i as u64;
         let object = Captured::make(rng.below(CAPTURED_KINDS), id);
         match rng.below(4) {

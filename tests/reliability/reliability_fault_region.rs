@@ -229,13 +229,13 @@ mod capture_on {
     fn workload() -> (u64, bool) {
         let mut opened = false;
         let mut made = Vec::new();
-        let mut scope = Scope::new();
+        let mut scope = std::pin::pin!(Scope::new());
         for id in 0..20_000u64 {
-            scope.enter();
+            scope.as_ref().enter();
             opened |= scope_on_this_thread() == Some(true);
             made.push((Captured::make(id as usize, id), id));
         }
-        drop(scope);
+        scope.set(Scope::new());
         let sum = made
             .iter()
             .fold(0u64, |s, (object, _)| s.rotate_left(5) ^ object.checksum());

@@ -56,7 +56,7 @@ impl<'a> Body<'a> {
     }
 
     /// Input:  an outermost `for`, `while` or `loop` of a closure body
-    /// Output: `{ let __scopeN = ::batch_alloc::__private::enter(SITE); 'label: loop { body } }`
+    /// Output: `{ let __scopeN = pin!(guard()); enter(SITE, __scopeN.as_ref()); 'label: loop { body } }`
     ///
     /// A closure cannot await, so nothing in the loop, its head included,
     /// can suspend while the guard holds the scope.
@@ -118,15 +118,18 @@ impl VisitMut for Body<'_> {
     visit_only_run_time_code!();
 }
 
-/// `let __scopeN = ::batch_alloc::__private::enter(SITE);`: the guard is
-/// declared first, so it is dropped last, after every local of the body it
-/// covers.
+/// `let __scopeN = pin!(guard()); enter(SITE, __scopeN.as_ref());`: the
+/// guard is declared first, so it is dropped last, after every local of the
+/// body it covers.
 fn guard_declaration(guard: &Ident, at: Expr) -> Stmt {
     let span = Span::mixed_site();
+    let new_guard = private_path("guard");
+    let pin = private_path("pin");
     let enter = private_path("enter");
     Stmt::Expr(
         Expr::Verbatim(quote_spanned! {span=>
-            let #guard = #enter(#at);
+            let #guard = #pin!(#new_guard());
+            #enter(#at, #guard.as_ref());
         }),
         None,
     )

@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! if ::batch_alloc::__private::must_open(SITE) {
-//!     let __scope = ::batch_alloc::__private::open_for_call(SITE);
+//!     let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+//!     ::batch_alloc::__private::open_for_call(SITE, __scope.as_ref());
 //!     return Self::name::<T, N>(self, a, b);
 //! }
 //! // the body as written
@@ -28,13 +29,14 @@
 //! trait), the first statement is a **guard** instead:
 //!
 //! ```text
-//! let __scope = ::batch_alloc::__private::enter(SITE);
+//! let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+//! ::batch_alloc::__private::enter(SITE, __scope.as_ref());
 //! ```
 //!
 //! declared first, so it drops last of the body's locals and closes the
 //! scope it opened however the function returns. Nothing else changes
 //! either; it costs a few instructions more than the call to itself (a
-//! flag kept across the body, and a test at the end).
+//! thread-local compared with the guard's address at the end).
 //!
 //! An `async fn` cannot call itself (its future would contain itself), and
 //! a scope must not be held while its future is suspended: its body
@@ -90,11 +92,14 @@ pub(crate) fn rewrite_fn(
         Some(call) => {
             let must_open = private_path("must_open");
             let open_for_call = private_path("open_for_call");
+            let guard = private_path("guard");
+            let pin = private_path("pin");
             quote_spanned! {span=>
                 {
                     let #site = #at;
                     if #must_open(#site) {
-                        let #scope = #open_for_call(#site);
+                        let #scope = #pin!(#guard());
+                        #open_for_call(#site, #scope.as_ref());
                         return #call;
                     }
                 }
@@ -102,8 +107,11 @@ pub(crate) fn rewrite_fn(
         }
         None => {
             let enter = private_path("enter");
+            let guard = private_path("guard");
+            let pin = private_path("pin");
             quote_spanned! {span=>
-                let #scope = #enter(#at);
+                let #scope = #pin!(#guard());
+                #enter(#at, #scope.as_ref());
             }
         }
     };

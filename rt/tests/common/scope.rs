@@ -68,10 +68,10 @@ unsafe impl GlobalAlloc for Counting {
 /// guard, entered before the loop, opens this thread's scope (or joins the
 /// one open), and its drop, when the loop ends, closes what it opened.
 pub fn in_scope<R>(f: impl FnOnce() -> R) -> R {
-    let mut scope = Scope::new();
-    scope.enter();
+    let mut scope = std::pin::pin!(Scope::new());
+    scope.as_ref().enter();
     let out = f();
-    drop(scope);
+    scope.set(Scope::new());
     out
 }
 

@@ -8,17 +8,15 @@ use batch_alloc_rt::{is_active, stats};
 #[test]
 fn scopes_open_nothing_and_boxed_is_box_new() {
     assert!(!is_active());
-    let mut scope = Scope::new();
+    let mut scope = std::pin::pin!(Scope::new());
     let mut boxes = Vec::new();
     for i in 0..100u64 {
-        scope.enter();
+        scope.as_ref().enter();
         assert_eq!(scope_on_this_thread(), None);
         boxes.push(box_in_scope([i; 4]));
         boxes.push(Box::new([i + 1; 4]));
     }
-    scope.suspend();
-    scope.resume();
-    drop(scope);
+    scope.set(Scope::new());
     for (i, b) in boxes.iter().enumerate() {
         assert_eq!(**b, [(i / 2 + i % 2) as u64; 4]);
     }

@@ -597,14 +597,15 @@ impl Live {
 fn run(program: Vec<Op>) -> u64 {
     let (to_remote, inbox) = mpsc::channel::<Block>();
     let remote = thread::spawn(move || inbox.into_iter().for_each(drop));
-    let mut guards: Vec<batch_alloc_rt::__private::Scope> = Vec::new();
+    // Pinned: a guard stays where it was entered.
+    let mut guards: Vec<std::pin::Pin<Box<batch_alloc_rt::__private::Scope>>> = Vec::new();
     let mut live = Live::default();
     let mut served = 0;
     for (id, op) in program.into_iter().enumerate() {
         match op {
             Op::Open if guards.len() < 3 => {
-                let mut guard = batch_alloc_rt::__private::Scope::new();
-                guard.enter();
+                let guard = Box::pin(batch_alloc_rt::__private::Scope::new());
+                guard.as_ref().enter();
                 guards.push(guard);
             }
             Op::Close => drop(guards.pop()),

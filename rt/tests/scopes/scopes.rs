@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope};
+use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope, ScopedFuture};
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{is_active, set_capture, stats, Capture};
 
@@ -62,11 +62,11 @@ fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
             let before = stats();
             assert_closed();
             let mut kept = Vec::with_capacity(100);
-            let mut scope = Scope::new();
+            let mut scope = std::pin::pin!(Scope::new());
             assert_eq!(scope_on_this_thread(), None, "a guard alone opens nothing");
             let ((), inner) = inner_calls_in(|| {
                 for i in 0..100 {
-                    scope.enter();
+                    scope.as_ref().enter();
                     assert_eq!(scope_on_this_thread(), CAPTURING);
                     kept.push(Box::new(record(i)));
                 }
@@ -77,7 +77,7 @@ fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
                 CAPTURING,
                 "open until the guard drops"
             );
-            drop(scope);
+            scope.set(Scope::new());
             assert_closed();
             assert_eq!(scoped_since(&before), 100);
             assert_eq!(live_since(&before), 100);
@@ -96,22 +96,22 @@ fn a_loop_that_never_enters_its_guard_opens_nothing() {
     with_capture(Capture::All, || {
         on_fresh_thread(|| {
             let before = stats();
-            let mut scope = Scope::new();
+            let mut scope = std::pin::pin!(Scope::new());
             for _ in std::iter::empty::<u8>() {
-                scope.enter();
+                scope.as_ref().enter();
             }
             let mut left = [1u8, 2, 3].into_iter().filter(|_| false).count();
             while left > 0 {
-                scope.enter();
+                scope.as_ref().enter();
                 left -= 1;
             }
             assert_closed();
-            drop(scope);
+            scope.set(Scope::new());
             assert_closed();
             // Nor does it close a scope opened around it.
             in_scope(|| {
-                let idle = Scope::new();
-                drop(idle);
+                let mut idle = std::pin::pin!(Scope::new());
+                idle.set(Scope::new());
                 assert_capturing();
             });
             assert_closed();
@@ -127,15 +127,15 @@ fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
             // The expansion's shape: entered once, before the loop, whatever
             // the loop's length; entering again changes nothing.
             for n in [0, 1, 10] {
-                let mut scope = Scope::new();
-                scope.enter();
+                let mut scope = std::pin::pin!(Scope::new());
+                scope.as_ref().enter();
                 assert_capturing();
                 for _ in 0..n {
                     assert_capturing();
-                    scope.enter();
+                    scope.as_ref().enter();
                 }
                 assert_capturing();
-                drop(scope);
+                scope.set(Scope::new());
                 assert_closed();
             }
         });
@@ -146,9 +146,9 @@ fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
 
 /// A loop that returns from its function on the third iteration.
 fn returns_early(n: u64) -> Option<Box<Record>> {
-    let mut scope = Scope::new();
+    let scope = std::pin::pin!(Scope::new());
     for i in 0..n {
-        scope.enter();
+        scope.as_ref().enter();
         let b = Box::new(record(i));
         if i == 2 {
             return Some(b);
@@ -160,9 +160,9 @@ fn returns_early(n: u64) -> Option<Box<Record>> {
 /// A loop that leaves its function by `?` on the first bad line.
 fn parses(lines: &[&str]) -> Result<Vec<u64>, std::num::ParseIntError> {
     let mut out = Vec::new();
-    let mut scope = Scope::new();
+    let scope = std::pin::pin!(Scope::new());
     for line in lines {
-        scope.enter();
+        scope.as_ref().enter();
         out.push(line.trim().parse::<u64>()?);
     }
     Ok(out)
@@ -171,9 +171,9 @@ fn parses(lines: &[&str]) -> Result<Vec<u64>, std::num::ParseIntError> {
 /// A labelled nest left by `break` from the inner loop.
 fn breaks_out(limit: u64) -> Vec<Box<Record>> {
     let mut out = Vec::new();
-    let mut scope = Scope::new();
+    let scope = std::pin::pin!(Scope::new());
     'outer: for i in 0.. {
-        scope.enter();
+        scope.as_ref().enter();
         for j in 0..3 {
             if i * 3 + j == limit {
                 break 'outer;
@@ -186,9 +186,9 @@ fn breaks_out(limit: u64) -> Vec<Box<Record>> {
 
 /// A loop whose fourth iteration panics.
 fn panics_midway(kept: &mut Vec<Box<Record>>) {
-    let mut scope = Scope::new();
+    let scope = std::pin::pin!(Scope::new());
     for i in 0..10 {
-        scope.enter();
+        scope.as_ref().enter();
         kept.push(Box::new(record(i)));
         if i == 3 {
             panic!("iteration {i} fails");
@@ -270,29 +270,29 @@ fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
         on_fresh_thread(|| {
             let before = stats();
             let mut kept = Vec::with_capacity(64);
-            let mut outer = Scope::new();
+            let mut outer = std::pin::pin!(Scope::new());
             for i in 0..4 {
-                outer.enter();
-                let mut inner = Scope::new();
+                outer.as_ref().enter();
+                let mut inner = std::pin::pin!(Scope::new());
                 for j in 0..4 {
-                    inner.enter();
+                    inner.as_ref().enter();
                     kept.push(Box::new(record(i * 4 + j)));
-                    let mut innermost = Scope::new();
+                    let mut innermost = std::pin::pin!(Scope::new());
                     for _ in 0..2 {
-                        innermost.enter();
+                        innermost.as_ref().enter();
                         assert_eq!(scope_on_this_thread(), CAPTURING);
                     }
-                    drop(innermost);
+                    innermost.set(Scope::new());
                     assert_eq!(
                         scope_on_this_thread(),
                         CAPTURING,
                         "innermost drop closed it"
                     );
                 }
-                drop(inner);
+                inner.set(Scope::new());
                 assert_capturing();
             }
-            drop(outer);
+            outer.set(Scope::new());
             assert_closed();
             assert_eq!(
                 scoped_since(&before),
@@ -309,9 +309,9 @@ fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
 /// own, as an annotated recursive function does; each level boxes one
 /// record through `box_in_scope` and checks the scope the whole way down and up.
 fn descend(depth: u64, out: &mut Vec<Box<Record>>) {
-    let mut scope = Scope::new();
+    let scope = std::pin::pin!(Scope::new());
     for _ in 0..1 {
-        scope.enter();
+        scope.as_ref().enter();
         assert!(scope_on_this_thread().is_some(), "depth {depth}: no scope");
         out.push(box_in_scope(record(depth)));
         if depth > 0 {
@@ -346,79 +346,71 @@ fn recursion_opens_one_scope_and_every_deeper_call_joins_it() {
     });
 }
 
-// ---- async: suspend and resume ----
+// ---- guards: the one that opened closes ----
 
 #[test]
-fn suspend_closes_what_the_guard_opened_and_resume_reopens() {
+fn a_guard_closes_only_the_scope_it_opened() {
     with_capture(Capture::All, || {
         on_fresh_thread(|| {
-            let mut scope = Scope::new();
-            scope.enter();
+            let mut opener = std::pin::pin!(Scope::new());
+            opener.as_ref().enter();
             assert_capturing();
-            scope.suspend();
-            // Nothing of the scope is held while suspended.
-            assert_closed();
-            scope.suspend();
-            assert_closed();
-            scope.resume();
+            // Entering again changes nothing: it holds the scope already.
+            opener.as_ref().enter();
             assert_capturing();
-            scope.enter();
-            assert_capturing();
-            drop(scope);
-            assert_closed();
-            // A suspended guard's drop puts back nothing.
-            let mut suspended = Scope::new();
-            suspended.enter();
-            suspended.suspend();
-            in_scope(|| {
-                drop(suspended);
+            {
+                let joined = std::pin::pin!(Scope::new());
+                joined.as_ref().enter();
                 assert_capturing();
-            });
+                // A guard never entered holds nothing either.
+                let mut idle = std::pin::pin!(Scope::new());
+                idle.set(Scope::new());
+                assert_capturing();
+            }
+            assert_capturing();
+            opener.set(Scope::new());
+            assert_closed();
+            // A guard that joined, still alive after its opener dropped
+            // (not the order generated code drops them in), closes nothing.
+            let mut first = std::pin::pin!(Scope::new());
+            first.as_ref().enter();
+            let mut second = std::pin::pin!(Scope::new());
+            second.as_ref().enter();
+            first.set(Scope::new());
+            assert_closed();
+            second.set(Scope::new());
             assert_closed();
         });
     });
 }
 
 #[test]
-fn suspending_a_joined_guard_leaves_the_opener_s_scope_open() {
+fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
     with_capture(Capture::All, || {
         on_fresh_thread(|| {
+            let mut polls = 0;
+            let inner = std::future::poll_fn(|_| {
+                assert_capturing();
+                polls += 1;
+                match polls {
+                    3 => Poll::Ready(polls),
+                    _ => Poll::Pending,
+                }
+            });
+            let mut future = pin!(ScopedFuture::new(inner, Scope::<()>::enter));
+            let mut cx = Context::from_waker(Waker::noop());
+            assert_eq!(future.as_mut().poll(&mut cx), Poll::Pending);
+            assert_closed();
+            assert_eq!(future.as_mut().poll(&mut cx), Poll::Pending);
+            assert_closed();
+            // Polled inside a scope, it joins it and leaves it open.
             in_scope(|| {
-                let mut joined = Scope::new();
-                joined.enter();
-                joined.suspend();
-                assert_capturing();
-                joined.resume();
-                assert_capturing();
-                drop(joined);
+                assert_eq!(future.as_mut().poll(&mut cx), Poll::Ready(3));
                 assert_capturing();
             });
-            assert_closed();
-        });
-    });
-}
-
-#[test]
-fn a_suspended_guard_resumes_on_whichever_thread_runs_it_next() {
-    with_capture(Capture::All, || {
-        // An async loop's guard moves with its future: suspended on one
-        // thread, resumed on another.
-        let mut scope = on_fresh_thread(|| {
-            let mut scope = Scope::new();
-            scope.enter();
-            assert_capturing();
-            scope.suspend();
-            assert_closed();
-            scope
-        });
-        on_fresh_thread(move || {
-            assert_closed();
-            scope.resume();
-            assert_capturing();
-            scope.suspend();
-            assert_closed();
-            scope.resume();
-            drop(scope);
             assert_closed();
         });
     });
