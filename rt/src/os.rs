@@ -7,8 +7,10 @@
 //!
 //! Under Miri, which understands neither `PROT_NONE` nor `madvise`, the range
 //! comes from `System` with frame alignment and is usable from the start,
-//! and there are no fork hooks (Miri cannot fork). Thread-exit hooks and the
-//! process id are the C library's everywhere on Unix, Miri included.
+//! nothing is given back (every decommit is a refusal, so nothing written
+//! passes for zeros), and there are no fork hooks (Miri cannot fork).
+//! Thread-exit hooks and the process id are the C library's everywhere on
+//! Unix, Miri included.
 
 #[cfg(all(unix, not(miri)))]
 mod imp {
@@ -61,18 +63,24 @@ mod imp {
         }
     }
 
-    /// Returns the memory of `[start, start + len)` to the OS. The range stays
-    /// usable and reads as zero afterwards.
+    /// Returns the memory of `[start, start + len)` to the OS: true if the
+    /// kernel took it, and the range then reads as zero. False if it
+    /// refused (it does for locked memory, under `mlock` or `mlockall`, and
+    /// may for want of resources): then some, all or none of the pages may
+    /// have been dropped, so the range keeps unknown contents, and whatever
+    /// was not dropped stays resident. The range stays usable either way.
     ///
     /// # Safety
     /// - The range is committed, page-aligned, and holds nothing anyone will
     ///   read again.
-    pub unsafe fn decommit(start: *mut u8, len: usize) {
+    pub unsafe fn decommit(start: *mut u8, len: usize) -> bool {
+        #[cfg(test)]
+        if super::refusals::refused() {
+            return false;
+        }
         // SAFETY: by the caller's contract no live data is in the range.
         // MADV_DONTNEED on private anonymous memory only drops the pages.
-        unsafe {
-            libc::madvise(start.cast(), len, libc::MADV_DONTNEED);
-        }
+        unsafe { libc::madvise(start.cast(), len, libc::MADV_DONTNEED) == 0 }
     }
 
     /// Milliseconds of a monotonic clock, wrapping: for telling how long
@@ -151,9 +159,14 @@ mod imp {
     /// - The range lies inside one range returned by [`reserve_address_space`].
     pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 
+    /// Nothing goes back (the range keeps its bytes), so this is always a
+    /// refusal.
+    ///
     /// # Safety
     /// - The range holds nothing anyone will read again.
-    pub unsafe fn decommit(_start: *mut u8, _len: usize) {}
+    pub unsafe fn decommit(_start: *mut u8, _len: usize) -> bool {
+        false
+    }
 
     /// Under Miri, time stands still: frames decay only on `trim`.
     pub fn now_millis() -> u32 {
@@ -202,7 +215,9 @@ mod imp {
 
     /// # Safety
     /// - Never called: [`reserve`] never succeeds here.
-    pub unsafe fn decommit(_start: *mut u8, _len: usize) {}
+    pub unsafe fn decommit(_start: *mut u8, _len: usize) -> bool {
+        false
+    }
 
     pub fn now_millis() -> u32 {
         0
@@ -294,3 +309,29 @@ pub(crate) use imp::yield_cpu;
 
 #[cfg(batch_alloc_race)]
 pub(crate) use imp::sleep_micros;
+
+/// The unit tests' fault injection: [`decommit`] on a thread that asked
+/// for it fails as the kernel fails it for locked memory, without touching
+/// the range. Compiled into the unit tests only; per thread, so that tests
+/// running beside each other see only their own refusals.
+#[cfg(test)]
+pub(crate) mod refusals {
+    use core::cell::Cell;
+
+    std::thread_local! {
+        // `const`, no destructor: read on the free path (a frame's decay).
+        static REFUSE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// From now on, this thread's decommits fail (`true`) or go to the
+    /// kernel (`false`).
+    pub(crate) fn refuse_decommit_on_this_thread(refuse: bool) {
+        REFUSE.with(|r| r.set(refuse));
+    }
+
+    // Miri's decommit refuses anyway.
+    #[cfg_attr(miri, allow(dead_code))]
+    pub(crate) fn refused() -> bool {
+        REFUSE.try_with(Cell::get).unwrap_or(false)
+    }
+}
