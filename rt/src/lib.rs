@@ -311,6 +311,9 @@ pub mod limits {
 #[cfg(all(test, loom))]
 mod loom_model;
 
+#[cfg(all(test, not(loom)))]
+mod alloc_model;
+
 #[cfg(test)]
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
