@@ -1,6 +1,7 @@
 //! Everything the runtime asks of the operating system: address space
 //! (reserve a range, make parts of it usable, give parts of it back), giving
-//! up the CPU, hooks around `fork` and at thread exit, and the process id.
+//! up the CPU, hooks around `fork` and at thread exit, the process id, and
+//! warnings on stderr.
 //! Nothing else in the runtime talks to the OS, and nothing here allocates
 //! through the global allocator or unwinds: every call is a plain system or
 //! C library call.
@@ -9,7 +10,7 @@
 //! comes from `System` with frame alignment and is usable from the start,
 //! nothing is given back (every decommit is a refusal, so nothing written
 //! passes for zeros), and there are no fork hooks (Miri cannot fork).
-//! Thread-exit hooks and the process id are the C library's everywhere on
+//! Thread-exit hooks, the process id and stderr are the C library's everywhere on
 //! Unix, Miri included.
 
 #[cfg(all(unix, not(miri)))]
@@ -50,8 +51,9 @@ mod imp {
 
     /// Asks for `[start, start + len)` to be backed by transparent huge
     /// pages where the system allows them (`madvise` mode, the common
-    /// default, grants them only to ranges that ask). A hint: failure
-    /// changes nothing but speed.
+    /// default, grants them only to ranges that ask). A hint: failure (a
+    /// kernel without transparent huge pages) changes nothing but speed,
+    /// so its result is not looked at.
     ///
     /// # Safety
     /// - The range lies inside one range returned by [`reserve_address_space`].
@@ -92,6 +94,10 @@ mod imp {
             tv_nsec: 0,
         };
         // SAFETY: writes the time into `now`, which outlives the call.
+        // Its only failures are a clock the kernel lacks (this one is there
+        // since Linux 2.6.32) and a bad pointer (not this one); after one,
+        // `now` stays zero and time stands still, as under Miri: frames
+        // then go back to the OS at `trim` only, never early.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut now) };
         (now.tv_sec as u64)
             .wrapping_mul(1000)
@@ -107,7 +113,8 @@ mod imp {
     /// Lets another thread run.
     #[cfg_attr(loom, allow(dead_code))]
     pub fn yield_cpu() {
-        // SAFETY: no preconditions; the result does not matter.
+        // SAFETY: no preconditions. It cannot fail on Linux, and a yield
+        // that did not happen only makes the caller's wait spin once more.
         unsafe {
             libc::sched_yield();
         }
@@ -116,7 +123,8 @@ mod imp {
     /// Sleeps for `micros` microseconds (the race amplifier's widest window).
     #[allow(dead_code)]
     pub fn sleep_micros(micros: u32) {
-        // SAFETY: no preconditions; an interrupted sleep is fine.
+        // SAFETY: no preconditions. A sleep cut short (a signal) only
+        // narrows one window of the race amplifier.
         unsafe {
             libc::usleep(micros);
         }
@@ -245,8 +253,8 @@ mod imp {
     }
 }
 
-/// Thread-exit hooks and the process id, the same with and without Miri,
-/// which implements these calls.
+/// Thread-exit hooks, the process id and stderr, the same with and without
+/// Miri, which implements these calls.
 #[cfg(unix)]
 mod posix {
     use core::ffi::c_void;
@@ -254,8 +262,27 @@ mod posix {
 
     /// This process's id: a forked child's differs from its parent's.
     pub fn process_id() -> u32 {
-        // SAFETY: no preconditions.
+        // SAFETY: no preconditions; `getpid` cannot fail.
         unsafe { libc::getpid() as u32 }
+    }
+
+    /// Writes `bytes` to stderr with `write(2)`: no lock (std's stderr
+    /// takes one, which a forked child may find held by a thread it does
+    /// not have) and no allocation. Best effort, for warnings: what cannot
+    /// be written (stderr closed, or failing) is dropped, and nothing else
+    /// depends on it.
+    pub fn write_stderr(bytes: &[u8]) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            // SAFETY: writes from a valid buffer of `rest.len()` bytes.
+            let written = unsafe { libc::write(2, rest.as_ptr().cast(), rest.len()) };
+            match usize::try_from(written) {
+                Ok(n) if n > 0 => rest = rest.get(n..).unwrap_or_default(),
+                // Interrupted before writing anything: try again.
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                _ => return,
+            }
+        }
     }
 
     /// Makes a key whose destructor `on_exit` runs when a thread that has
@@ -289,6 +316,12 @@ mod posix {
         std::process::id()
     }
 
+    pub fn write_stderr(bytes: &[u8]) {
+        use std::io::Write;
+        // Best effort, for warnings: nothing depends on it.
+        let _ = std::io::stderr().write_all(bytes);
+    }
+
     pub fn thread_exit_key(_on_exit: unsafe extern "C" fn(*mut c_void)) -> Option<usize> {
         None
     }
@@ -301,7 +334,7 @@ mod posix {
 pub(crate) use imp::{
     advise_huge_pages, at_exit, at_fork, commit, decommit, now_millis, reserve_address_space,
 };
-pub(crate) use posix::{arm_thread_exit, process_id, thread_exit_key};
+pub(crate) use posix::{arm_thread_exit, process_id, thread_exit_key, write_stderr};
 
 // Under loom, waits yield to the model checker instead.
 #[cfg_attr(loom, allow(unused_imports))]
