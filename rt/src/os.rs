@@ -8,8 +8,8 @@
 //!
 //! Under Miri, which understands neither `PROT_NONE` nor `madvise`, the range
 //! comes from `System` with frame alignment and is usable from the start,
-//! nothing is given back (every decommit is a refusal, so nothing written
-//! passes for zeros), and there are no fork hooks (Miri cannot fork).
+//! a decommit writes zeros (what the kernel's leaves behind) and gives
+//! nothing back, and there are no fork hooks (Miri cannot fork).
 //! Thread-exit hooks, the process id and stderr are the C library's everywhere on
 //! Unix, Miri included.
 
@@ -133,7 +133,8 @@ mod imp {
     /// Registers handlers that run around `fork()` in the forking thread:
     /// `prepare` before, then `parent` in the parent or `child` in the child.
     /// Prepare handlers run in the reverse order of registration, the others
-    /// in order. False if the C library refused.
+    /// in order. False if the C library refused (it can only be out of
+    /// memory); true where nothing can fork, so that nothing needs them.
     pub fn at_fork(
         prepare: unsafe extern "C" fn(),
         parent: unsafe extern "C" fn(),
@@ -167,13 +168,22 @@ mod imp {
     /// - The range lies inside one range returned by [`reserve_address_space`].
     pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 
-    /// Nothing goes back (the range keeps its bytes), so this is always a
-    /// refusal.
+    /// What the kernel does for private anonymous memory: the range reads
+    /// as zero afterwards (written here, since nothing goes back). A
+    /// refusal only when the unit tests inject one.
     ///
     /// # Safety
-    /// - The range holds nothing anyone will read again.
-    pub unsafe fn decommit(_start: *mut u8, _len: usize) -> bool {
-        false
+    /// - The range lies inside one range returned by [`reserve_address_space`]
+    ///   and holds nothing anyone will read again.
+    pub unsafe fn decommit(start: *mut u8, len: usize) -> bool {
+        #[cfg(test)]
+        if super::refusals::refused() {
+            return false;
+        }
+        // SAFETY: by the caller's contract the range is ours and unused;
+        // pointers into the region carry its provenance.
+        unsafe { start.write_bytes(0, len) };
+        true
     }
 
     /// Under Miri, time stands still: frames decay only on `trim`.
@@ -194,12 +204,13 @@ mod imp {
         std::thread::sleep(std::time::Duration::from_micros(micros.into()));
     }
 
+    /// Nothing to register: Miri cannot fork.
     pub fn at_fork(
         _prepare: unsafe extern "C" fn(),
         _parent: unsafe extern "C" fn(),
         _child: unsafe extern "C" fn(),
     ) -> bool {
-        false
+        true
     }
 }
 
@@ -244,12 +255,13 @@ mod imp {
         std::thread::sleep(std::time::Duration::from_micros(micros.into()));
     }
 
+    /// Nothing to register: no `fork` here.
     pub fn at_fork(
         _prepare: unsafe extern "C" fn(),
         _parent: unsafe extern "C" fn(),
         _child: unsafe extern "C" fn(),
     ) -> bool {
-        false
+        true
     }
 }
 
@@ -362,8 +374,6 @@ pub(crate) mod refusals {
         REFUSE.with(|r| r.set(refuse));
     }
 
-    // Miri's decommit refuses anyway.
-    #[cfg_attr(miri, allow(dead_code))]
     pub(crate) fn refused() -> bool {
         REFUSE.try_with(Cell::get).unwrap_or(false)
     }
