@@ -31,7 +31,7 @@ fn layers(lib: &str) -> BTreeMap<String, usize> {
 }
 
 /// The code of a source file without comments and without its unit tests.
-fn code(source: &str) -> String {
+pub(crate) fn code(source: &str) -> String {
     let source = match source.find("#[cfg(test)]\nmod tests") {
         Some(at) => &source[..at],
         None => source,
