@@ -226,7 +226,8 @@ struct FreeExtent {
     first: Frame,
     /// Frames; 0 for an unused entry.
     frames: u32,
-    /// When it was freed, in the clock's milliseconds.
+    /// When it was freed, or the OS last refused to take it back, in the
+    /// clock's milliseconds.
     since: u32,
     /// Whether the OS took its memory back, and said so: it reads as zero.
     decommitted: bool,
