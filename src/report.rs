@@ -116,9 +116,10 @@ mod off {
 mod on {
     use std::collections::HashMap;
     use std::fmt::Write;
+    use std::io::Write as _;
     use std::panic::Location;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-    use std::sync::{Mutex, Once};
+    use std::sync::Mutex;
 
     use super::{Outcome, SiteKind};
 
@@ -180,10 +181,15 @@ mod on {
             if self.listed.swap(true, Relaxed) {
                 return;
             }
-            static AT_EXIT: Once = Once::new();
-            AT_EXIT.call_once(|| {
-                batch_alloc_rt::__private::at_exit(print_at_exit);
-            });
+            // The first site listed registers the report at exit; the others
+            // need not wait for it. No lock: a `Once` left a child forked while
+            // another thread registered waiting for good at its first site.
+            static AT_EXIT: AtomicBool = AtomicBool::new(false);
+            if !AT_EXIT.swap(true, Relaxed) {
+                // False if the C library refused: then `report()` still gives
+                // the table, and only the print at exit is lost.
+                let _registered = batch_alloc_rt::__private::at_exit(print_at_exit);
+            }
             // The list's growth is the report's own allocation, not the
             // scope's.
             batch_alloc_rt::__private::outside_scope(|| lock(&SITES).push(self));
@@ -244,7 +250,10 @@ mod on {
 
     extern "C" fn print_at_exit() {
         if batch_alloc_rt::__private::settings().report_at_exit {
-            eprint!("{}", table());
+            // Not `eprint!`, which panics when stderr fails (a closed pipe),
+            // and a panic out of this `extern "C"` handler would abort the
+            // exit: a report that cannot be written is dropped.
+            let _ = std::io::stderr().write_all(table().as_bytes());
         }
     }
 

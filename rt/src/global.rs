@@ -215,7 +215,9 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
             Some(block) => {
                 // SAFETY: a slot or block of at least `layout.size()` bytes,
                 // this caller's now. (A recycled slot holds old data; a large
-                // block is zeroed already, but the bytes are few next to it.)
+                // block comes zeroed from `large::alloc`, which writes zeros
+                // over frames not known to read as zero, and these bytes are
+                // few next to it.)
                 unsafe {
                     block
                         .as_ptr()

@@ -27,23 +27,25 @@ pub enum Growth {
 const SMOOTH_THRESHOLD: usize = 256;
 
 impl Growth {
-    /// The refill size that follows one of `previous` slots.
+    /// The refill size that follows one of `previous` slots: larger, but
+    /// at `usize::MAX`, where every policy stays (sizes saturate; no input
+    /// overflows).
     pub fn next(self, previous: usize) -> usize {
         let previous = previous.max(1);
         let next = match self {
             Growth::Double => previous.saturating_mul(2),
-            Growth::Golden => previous.saturating_mul(1618) / 1000,
+            Growth::Golden => previous.saturating_add(fraction_of(previous, 618, 1000)),
             Growth::Smooth => {
                 if previous < SMOOTH_THRESHOLD {
                     previous * 2
                 } else {
                     let doublings = (previous / SMOOTH_THRESHOLD).ilog2() as usize;
                     let k = 16usize.saturating_sub(doublings).max(2);
-                    previous.saturating_add(previous * k / 16)
+                    previous.saturating_add(fraction_of(previous, k, 16))
                 }
             }
         };
-        next.max(previous + 1)
+        next.max(previous.saturating_add(1))
     }
 
     pub(crate) fn to_u8(self) -> u8 {
@@ -62,6 +64,13 @@ impl Growth {
             _ => Growth::Double,
         }
     }
+}
+
+/// `n * num / den` rounded down, for `num <= den`, without the product
+/// (which overflows for large `n`): the same value, from `n`'s quotient and
+/// remainder.
+fn fraction_of(n: usize, num: usize, den: usize) -> usize {
+    (n / den) * num + (n % den) * num / den
 }
 
 static DEFAULT_GROWTH: AtomicU8 = AtomicU8::new(1);
@@ -122,6 +131,59 @@ mod tests {
             assert!(factor <= previous_factor + 1e-9, "{size}: {factor}");
             previous_factor = factor;
             size *= 2;
+        }
+    }
+
+    /// What `next` computes, in 128 bits, where nothing overflows, then
+    /// saturated.
+    fn next_in_u128(growth: Growth, previous: usize) -> usize {
+        let p = previous.max(1) as u128;
+        let next = match growth {
+            Growth::Double => 2 * p,
+            Growth::Golden => p * 1618 / 1000,
+            Growth::Smooth if p < SMOOTH_THRESHOLD as u128 => 2 * p,
+            Growth::Smooth => {
+                let doublings = (p / SMOOTH_THRESHOLD as u128).ilog2() as u128;
+                p + p * 16u128.saturating_sub(doublings).max(2) / 16
+            }
+        };
+        next.max(p + 1).min(usize::MAX as u128) as usize
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: if cfg!(miri) { 64 } else { 4096 },
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// A public function must not panic on any input (issue 30): every
+        /// policy, from any size, grows as its formula says, saturating at
+        /// `usize::MAX`.
+        #[test]
+        fn every_policy_grows_without_overflow_from_any_size(
+            previous in proptest::prop_oneof![proptest::prelude::any::<usize>(), 0..1usize << 24]
+        ) {
+            for growth in [Growth::Double, Growth::Smooth, Growth::Golden] {
+                let next = growth.next(previous);
+                proptest::prop_assert_eq!(next, next_in_u128(growth, previous), "{:?}", growth);
+                proptest::prop_assert!(next > previous || next == usize::MAX);
+            }
+        }
+    }
+
+    #[test]
+    fn the_largest_sizes_saturate() {
+        for growth in [Growth::Double, Growth::Smooth, Growth::Golden] {
+            for previous in [
+                usize::MAX,
+                usize::MAX - 1,
+                usize::MAX / 2 + 1,
+                usize::MAX / 16 + 1,
+            ] {
+                assert!(growth.next(previous) > previous || growth.next(previous) == usize::MAX);
+            }
+            assert_eq!(growth.next(usize::MAX), usize::MAX, "{growth:?}");
         }
     }
 

@@ -5,7 +5,11 @@
 //! The thread-locals the allocator path reads (the current record, the
 //! scope state, whether the heap has retired) have `const` initialisers and
 //! no destructor, so `dealloc` may read them at any point of a thread's
-//! life, other thread-locals' destructors included.
+//! life, other thread-locals' destructors included. Nothing initialises
+//! them lazily (a forked child finds them as the forking thread had them),
+//! and with no destructor they are never destroyed: `try_with` is used for
+//! its lack of a panic path, and the setters that drop its result drop an
+//! `Ok`.
 
 use core::cell::Cell;
 use core::ptr;

@@ -74,7 +74,9 @@ pub(crate) fn is_large(at: Located) -> bool {
 }
 
 /// A block of `size` bytes (which [`serves`]), zeroed if `zeroed`: `None`
-/// when the region has no room.
+/// when the region has no room. Zeroing is skipped only for frames that
+/// read as zero: fresh ones, and a free extent whose memory the OS said it
+/// took back (`pool.rs`).
 pub(crate) fn alloc(size: usize, zeroed: bool) -> Option<NonNull<u8>> {
     let frames = frames_for(size);
     let (first, zero) = match pool::take_extent(frames) {
@@ -159,4 +161,77 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
         .store(wanted << FRAME_SHIFT, Ordering::Relaxed);
     region::note_assigned((more as usize) << FRAME_SHIFT);
     Some(at.ptr())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{DECAY_MILLIS, FRAME_SIZE};
+    use crate::os::refusals::refuse_decommit_on_this_thread;
+    use crate::{scope, set_capture, trim, Capture};
+
+    /// Two frames: 128 KiB, the size of issue 30's reproducer.
+    const LEN: usize = 2 * FRAME_SIZE;
+
+    /// Lets the free extent of a block just freed decay: waits out the
+    /// delay, then frees `trigger`, another large block, whose give-back
+    /// runs the decay. (`spacer`, between them, keeps the two extents
+    /// apart until the caller is done: merged, they would make one extent
+    /// that was not given back.)
+    fn decay(trigger: Vec<u8>) {
+        std::thread::sleep(std::time::Duration::from_millis(
+            DECAY_MILLIS as u64 * 3 / 2,
+        ));
+        drop(trigger);
+    }
+
+    /// Issue 30: the memory of a freed block given back while the OS
+    /// refuses to take it (as it does for locked memory: `mlockall`), by
+    /// `trim` or by the decay, then a zeroed block of the same size, which
+    /// the same frames serve: every byte must be zero, every `None` `None`.
+    /// Returns the stale bytes and the stale `Some`s.
+    #[test]
+    fn zeroed_blocks_are_zero_when_the_os_refuses_to_take_memory_back() {
+        set_capture(Capture::All);
+        let stale = std::thread::spawn(|| {
+            refuse_decommit_on_this_thread(true);
+            scope(|| ());
+            let mut stale = Vec::new();
+            // Miri's clock stands still: nothing decays there.
+            for by_decay in [false, true].into_iter().filter(|d| !d || !cfg!(miri)) {
+                for options in [false, true] {
+                    let block = scope(|| vec![0xAAu8; LEN]);
+                    let (spacer, trigger) =
+                        scope(|| (vec![1u8; FRAME_SIZE], vec![2u8; FRAME_SIZE]));
+                    drop(block);
+                    match by_decay {
+                        true => decay(trigger),
+                        false => {
+                            drop(trigger);
+                            trim();
+                        }
+                    }
+                    stale.push(if options {
+                        let nones = scope(|| vec![None::<Box<u64>>; LEN / 8]);
+                        let some = nones.iter().filter(|b| b.is_some()).count();
+                        if some != 0 {
+                            // Stale bytes are not boxes to drop.
+                            std::mem::forget(nones);
+                        }
+                        some
+                    } else {
+                        let zeroed = scope(|| vec![0u8; LEN]);
+                        zeroed.iter().filter(|&&b| b != 0).count()
+                    });
+                    drop(spacer);
+                }
+            }
+            stale
+        })
+        .join()
+        .unwrap();
+        assert!(
+            stale.iter().all(|&n| n == 0),
+            "stale bytes, stale Somes after trim, then after the decay: {stale:?}"
+        );
+    }
 }

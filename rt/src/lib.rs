@@ -202,14 +202,15 @@
 // to three small modules, so directories would mostly hold one file each,
 // and this list is the map a directory tree would be.
 //
-// 0. config, fatal, settings, no_unwind  constants; the abort path; the
-//                          environment; the link-time no-unwind marker
+// 0. config, fatal, no_unwind  constants; the abort path; the link-time
+//                          no-unwind marker
 // 1. os, class, frame      the OS; the size-class table; frame indices
 // 2. sync, cursor          atomics, the spin lock, the index stack, windows;
 //                          the walk through a reservation's slots
-// 3. types, locks, probe   the shared structures: spans, heap records, runs;
-//                          the process-wide locks in their order, across fork;
-//                          whether BatchAlloc is installed
+// 3. types, locks, probe, settings  the shared structures: spans, heap
+//                          records, runs; the process-wide locks in their
+//                          order, across fork; whether BatchAlloc is
+//                          installed; the environment, read once
 // 4. link, growth          free-list links and their hardening; refill growth
 // 5. region                address space, frames, span reset
 // 6. pool                  empty frames: single ones and whole extents
@@ -319,6 +320,9 @@ pub mod limits {
 
 #[cfg(all(test, loom))]
 mod loom_model;
+
+#[cfg(all(test, not(loom)))]
+mod alloc_model;
 
 #[cfg(test)]
 #[global_allocator]

@@ -11,8 +11,10 @@
 //! extents' handler, registered last and so run first, held that lock while
 //! a thread carving a heap record held the record lock and waited for it.
 
+use core::sync::atomic::AtomicBool;
+
 use crate::os;
-use crate::sync::{RunOnce, SpinLock};
+use crate::sync::{Ordering, RunOnce, SpinLock};
 
 /// Held while a heap record is carved and published (`record.rs`); a new
 /// record may take a frame from the free extents or commit frames.
@@ -32,6 +34,10 @@ fn all() -> [&'static SpinLock; 4] {
 
 /// Registers the handlers below, once.
 static FORK_HANDLERS: RunOnce = RunOnce::new();
+/// Whether the handlers are registered: set by the run that registered
+/// them, and by their child handler (a child forked between the
+/// registration and the run's store has the one but not the other).
+static REGISTERED: AtomicBool = AtomicBool::new(false);
 
 /// Registers the fork handlers, once per process: before any of the locks
 /// is first taken (the region's first reservation calls it, and every lock
@@ -39,12 +45,19 @@ static FORK_HANDLERS: RunOnce = RunOnce::new();
 /// does: run again in a child forked while it was under way, it registers
 /// them only if they were not (a registration is whole or absent in the
 /// child, and one that is there marks the run done from its child handler).
-/// Without them (the C library refused) the locks still work for a process
-/// that does not fork while one is held.
-pub(crate) fn register_fork_handlers() {
+///
+/// False if the C library refused (it can only be out of memory): then a
+/// fork while another thread held a lock would leave the child waiting on
+/// it for good, so the caller reserves no region, and no lock is ever
+/// taken (batches and scopes serve plain boxes).
+pub(crate) fn register_fork_handlers() -> bool {
     FORK_HANDLERS.run(|| {
-        os::at_fork(before_fork, after_fork, after_fork_in_child);
+        if os::at_fork(before_fork, after_fork, after_fork_in_child) {
+            REGISTERED.store(true, Ordering::Relaxed);
+        }
     });
+    // Relaxed: the run's release and acquire order the store before this.
+    REGISTERED.load(Ordering::Relaxed)
 }
 
 unsafe extern "C" fn before_fork() {
@@ -62,6 +75,8 @@ unsafe extern "C" fn after_fork() {
 unsafe extern "C" fn after_fork_in_child() {
     // SAFETY: the handler of the same fork.
     unsafe { after_fork() };
+    // Before the run is done, whose release publishes it.
+    REGISTERED.store(true, Ordering::Relaxed);
     FORK_HANDLERS.done_after_fork();
 }
 

@@ -9,6 +9,13 @@
 //! reuse before their memory goes back to the OS (or at once, on
 //! [`trim`](crate::trim)). When the table of extents is full, the smallest
 //! extent's frames join the stacks.
+//!
+//! Only memory the kernel said it took back counts as given back: an extent
+//! reads as zero, and a large block taken from it skips zeroing, only then.
+//! The kernel refuses `MADV_DONTNEED` for locked memory (a program that
+//! called `mlockall`); a frame or extent it refused stays resident, counted
+//! in `cached_bytes`, keeps its bytes, and is tried again after another
+//! [`DECAY_MILLIS`] or at the next `trim`.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
@@ -145,13 +152,18 @@ fn decay(now: u32, everything: bool) -> bool {
         let span = span(frame);
         next = span.pool_next.load(Ordering::Relaxed);
         let waited = now.wrapping_sub(span.pooled_at.load(Ordering::Relaxed));
-        if everything || waited >= DECAY_MILLIS {
+        let due = everything || waited >= DECAY_MILLIS;
+        // SAFETY: the frame is committed (it was assigned), empty, and held
+        // by this thread alone.
+        let given_back = due && unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
+        if given_back {
             DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
-            // SAFETY: the frame is committed (it was assigned), empty, and
-            // held by this thread alone.
-            unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
             DECOMMITTED.push(frame, &span.pool_next);
         } else {
+            if due {
+                // The OS refused: still resident, it waits another delay.
+                span.pooled_at.store(now, Ordering::Relaxed);
+            }
             DECAYING.push(frame, &span.pool_next);
         }
     }
@@ -164,19 +176,29 @@ pub(crate) fn decommit_cached() {
     if !region::is_ready() {
         return;
     }
-    while let Some(frame) = POOL.pop(|frame| &span(frame).pool_next) {
-        POOL_LEN.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: a frame popped from the pool is empty and this thread's.
-        unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
-        DECOMMITTED.push(frame, &span(frame).pool_next);
+    // Taking the whole stack makes this thread its only holder, so that a
+    // frame the OS refused can go back on it without being met again here.
+    let mut next = POOL.take_all();
+    while let Some(frame) = Frame::from_link(next) {
+        let link = &span(frame).pool_next;
+        next = link.load(Ordering::Relaxed);
+        // SAFETY: a frame of the pool is empty, and this thread's alone.
+        let given_back = unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
+        if given_back {
+            POOL_LEN.fetch_sub(1, Ordering::Relaxed);
+            DECOMMITTED.push(frame, link);
+        } else {
+            POOL.push(frame, link);
+        }
     }
     let mut spins = 0;
     while !decay(os::now_millis(), true) {
         crate::sync::backoff(&mut spins);
     }
+    let now = os::now_millis();
     with_extents(|table| {
         for entry in table.iter_mut().filter(|e| e.frames != 0 && !e.decommitted) {
-            decommit_extent(entry);
+            decommit_extent(entry, now);
         }
     });
 }
@@ -204,9 +226,10 @@ struct FreeExtent {
     first: Frame,
     /// Frames; 0 for an unused entry.
     frames: u32,
-    /// When it was freed, in the clock's milliseconds.
+    /// When it was freed, or the OS last refused to take it back, in the
+    /// clock's milliseconds.
     since: u32,
-    /// Whether its memory went back to the OS (it reads as zero).
+    /// Whether the OS took its memory back, and said so: it reads as zero.
     decommitted: bool,
 }
 
@@ -295,9 +318,8 @@ fn take_best_fit(table: &mut [FreeExtent; FREE_EXTENTS], frames: u32) -> Option<
         .iter_mut()
         .filter(|entry| entry.frames >= frames)
         .min_by_key(|entry| entry.frames)?;
-    // Memory given back reads as zero, but for Miri, where nothing is given
-    // back.
-    let taken = (entry.first, entry.decommitted && !cfg!(miri));
+    // Only memory the OS took back reads as zero.
+    let taken = (entry.first, entry.decommitted);
     entry.first = entry.first.plus(frames);
     entry.frames = entry.frames.wrapping_sub(frames);
     if entry.frames == 0 {
@@ -337,19 +359,24 @@ fn decay_extents(table: &mut [FreeExtent; FREE_EXTENTS], now: u32) {
     for entry in table.iter_mut() {
         if entry.frames != 0 && !entry.decommitted && now.wrapping_sub(entry.since) >= DECAY_MILLIS
         {
-            decommit_extent(entry);
+            decommit_extent(entry, now);
         }
     }
 }
 
-fn decommit_extent(entry: &mut FreeExtent) {
+/// Gives an extent's memory back to the OS. Only if the OS took it does the
+/// extent read as zero; if it refused, the extent stays resident and waits
+/// another delay from `now`.
+fn decommit_extent(entry: &mut FreeExtent, now: u32) {
     // SAFETY: a free extent's frames are committed, and nothing in them is
     // in use.
-    unsafe {
+    entry.decommitted = unsafe {
         os::decommit(
             frame_base(entry.first),
             (entry.frames as usize) << FRAME_SHIFT,
         )
     };
-    entry.decommitted = true;
+    if !entry.decommitted {
+        entry.since = now;
+    }
 }

@@ -130,8 +130,9 @@ pub(crate) fn frame_base(frame: Frame) -> *mut u8 {
         .wrapping_add(frame.as_usize() << FRAME_SHIFT)
 }
 
-/// Reserves the region on first use. False if the OS refused: batches then
-/// fall back to `Box::new`.
+/// Reserves the region on first use. False if the OS refused (the address
+/// space, or the fork handlers that keep the runtime's locks sound across
+/// a fork): batches then fall back to `Box::new`.
 pub(crate) fn ensure_ready() -> bool {
     // Acquire: a thread that sees READY sees the base and the fork hooks.
     match STATE.load(Ordering::Acquire) {
@@ -149,8 +150,11 @@ pub(crate) fn is_ready() -> bool {
 #[cold]
 fn init_slow() -> bool {
     // Before any lock is first taken, so that a fork while this thread
-    // reserves the region cannot leave one held in the child.
-    locks::register_fork_handlers();
+    // reserves the region cannot leave one held in the child. Without the
+    // handlers no lock may ever be taken: no region.
+    if !locks::register_fork_handlers() {
+        return false;
+    }
     locks::REGION_INIT.lock();
     if STATE.load(Ordering::Relaxed) == UNINIT {
         let ready = reserve_region();

@@ -13,10 +13,19 @@
 //! `BATCH_ALLOC_*` name that is none of these, gets one line on stderr
 //! naming what is accepted, and the default is used. Nothing here runs on
 //! the allocator path.
+//!
+//! The first read is a process's first scope's, so it must survive a fork:
+//! it is a [`RunOnce`], which a child forked while another thread was
+//! reading takes over (std's `OnceLock` left such a child waiting for good
+//! for a thread it does not have). Its warnings are written after the run,
+//! with `write(2)` and no lock: a thread blocked writing them (stderr a full
+//! pipe) holds nothing a child needs.
 
-use std::io::Write;
+use core::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+
+use crate::os;
+use crate::sync::RunOnce;
 
 /// What the environment says. Not public API: read through `capture()`,
 /// the report and the warnings.
@@ -43,22 +52,64 @@ const KNOWN: [(&str, &str); 3] = [
 
 const SWITCH: &str = "`on` or `off` (also `1`/`0`, `true`/`false`, `yes`/`no`)";
 
+/// The settings, once read: written only inside [`READ`]'s run, read only
+/// once it is done.
+struct Read(UnsafeCell<Settings>);
+
+// SAFETY: the cell is written only inside `READ`'s run, by one thread of a
+// process at a time, and read only after the run is done (its acquire
+// load pairs with the run's release), after which nothing writes it.
+unsafe impl Sync for Read {}
+
+static SETTINGS: Read = Read(UnsafeCell::new(Settings {
+    capture_boxes: None,
+    report_at_exit: true,
+    warnings: true,
+}));
+
+/// Reads the environment into [`SETTINGS`], once per process.
+///
+/// A child forked while another thread was inside the run runs it again
+/// (`RunOnce`), which is safe after a partial run, since what the run does
+/// leaves nothing the child's run could trip on:
+/// - it reads the environment through std, whose lock readers share: the
+///   child takes it though the vanished reader held it (only a thread of
+///   the parent waiting to change the environment, `set_var`, would make
+///   any read in the child wait, this one's or not);
+/// - it allocates: the global allocator survives a fork (`BatchAlloc`'s
+///   fork handlers, and the inner allocator's own), and the partial run's
+///   memory at worst leaks in the child;
+/// - it keeps its warnings in its caller's list, written after the run, so
+///   it never holds stderr;
+/// - it writes the cell whole at its end, and nobody reads the cell before
+///   the run is done.
+///
+/// So the child's run does all of it again, over whatever the parent's
+/// thread had got to.
+static READ: RunOnce = RunOnce::new();
+
 /// The settings, read from the environment at the first call.
 #[doc(hidden)]
 pub fn settings() -> &'static Settings {
-    static SETTINGS: OnceLock<Settings> = OnceLock::new();
-    SETTINGS.get_or_init(|| {
-        let mut warn = |line: String| {
-            let _ = writeln!(std::io::stderr(), "batch-alloc: {line}");
-        };
+    let mut warnings = Vec::new();
+    READ.run(|| {
+        let mut warn = |line: String| warnings.push(line);
         let settings = read(|name| std::env::var_os(name), &mut warn);
         for (name, _) in std::env::vars_os() {
             if let Some(line) = unknown_name(&name.to_string_lossy()) {
                 warn(line);
             }
         }
-        settings
-    })
+        // SAFETY: inside the run (see `Read`).
+        unsafe { SETTINGS.0.get().write(settings) };
+    });
+    // Only the thread that ran the read has any: once per process (a child
+    // that took the read over warns again, in its own process).
+    for line in warnings {
+        os::write_stderr(format!("batch-alloc: {line}\n").as_bytes());
+    }
+    // SAFETY: the run is done, so the cell is written and stays as it is.
+    unsafe { &*SETTINGS.0.get() }
 }
 
 /// The settings `var` gives, with a warning through `warn` for each value
@@ -122,13 +173,12 @@ pub(crate) fn warn_not_installed() {
     if !cfg!(debug_assertions) || WARNED.swap(true, Ordering::Relaxed) || !settings().warnings {
         return;
     }
-    let _ = writeln!(
-        std::io::stderr(),
-        "batch-alloc: a batch scope opened (an annotated function, a `scope()` call or a `Batch` \
-         ran), but `BatchAlloc` is not the global allocator, so nothing is served from batches. \
-         Add to the application's main file:\n    #[global_allocator]\n    static GLOBAL: \
-         batch_alloc::BatchAlloc = batch_alloc::BatchAlloc::system();\n(Only debug builds say \
-         this; BATCH_ALLOC_WARNINGS=off silences it.)"
+    os::write_stderr(
+        b"batch-alloc: a batch scope opened (an annotated function, a `scope()` call or a \
+          `Batch` ran), but `BatchAlloc` is not the global allocator, so nothing is served \
+          from batches. Add to the application's main file:\n    #[global_allocator]\n    \
+          static GLOBAL: batch_alloc::BatchAlloc = batch_alloc::BatchAlloc::system();\n(Only \
+          debug builds say this; BATCH_ALLOC_WARNINGS=off silences it.)\n",
     );
 }
 

@@ -23,7 +23,7 @@
 //! three rounds running and only then frees a slot.
 
 use core::ffi::c_void;
-use core::sync::atomic::AtomicUsize;
+use core::sync::atomic::{AtomicBool, AtomicUsize};
 
 use crate::class::NUM_CLASSES;
 use crate::fatal::check;
@@ -67,10 +67,18 @@ fn init_current() -> Option<OwnedHeap> {
     // Registering the handlers is all the run does: run again in a child
     // forked while it was under way, it registers them only if they were
     // not (a registration is whole or absent in the child, and one that
-    // is there marks the run done from its child handler).
+    // is there marks the run done from its child handler). Without them
+    // (the C library had no memory) a child could wait for good on a
+    // notification a vanished thread left half done: no heap is made.
     FORK_HOOKS.run(|| {
-        os::at_fork(nothing_before_fork, nothing_after_fork, after_fork_in_child);
+        if os::at_fork(nothing_before_fork, nothing_after_fork, after_fork_in_child) {
+            FORK_HOOKS_REGISTERED.store(true, Ordering::Relaxed);
+        }
     });
+    // Relaxed: the run's release and acquire order the store before this.
+    if !FORK_HOOKS_REGISTERED.load(Ordering::Relaxed) {
+        return None;
+    }
     // Before any span is touched: a heap that could not retire is never
     // made.
     if !arm_retirement() {
@@ -225,6 +233,10 @@ fn retire_span(frame: Frame, span: &Span) {
 
 /// Registers this module's fork handlers, once.
 static FORK_HOOKS: RunOnce = RunOnce::new();
+/// Whether they are registered: set by the run that registered them, and
+/// by their child handler (a child forked between the registration and the
+/// run's store has the one but not the other).
+static FORK_HOOKS_REGISTERED: AtomicBool = AtomicBool::new(false);
 
 unsafe extern "C" fn nothing_before_fork() {}
 
@@ -238,6 +250,8 @@ unsafe extern "C" fn nothing_after_fork() {}
 /// heaps stay theirs: their boxes can still be freed, remotely, and the
 /// spans are not reused in the child.)
 unsafe extern "C" fn after_fork_in_child() {
+    // Before the run is done, whose release publishes it.
+    FORK_HOOKS_REGISTERED.store(true, Ordering::Relaxed);
     FORK_HOOKS.done_after_fork();
     let heap = current();
     let rebuild = heap != NO_HEAP;

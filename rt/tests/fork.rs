@@ -53,7 +53,8 @@ use std::time::{Duration, Instant};
 use batch_alloc_rt::limits::REGION_BYTES;
 use batch_alloc_rt::{is_active, size_classes, stats, Batch, BatchAlloc, Stats};
 use common::{
-    assert_back_at, assert_live, child_role, describe, overlap, run_child, Batches, Filled, Rng,
+    assert_back_at, assert_live, child_command, child_role, describe, overlap, run_child, Batches,
+    Filled, Rng,
 };
 
 #[global_allocator]
@@ -516,4 +517,184 @@ fn fork_during_first_init() -> Result<(), String> {
         .join()
         .map_err(|_| "the first heap's thread panicked")?;
     wait(pid)
+}
+
+const SETTINGS_READ: &str = "forks_while_another_thread_reads_the_settings";
+/// Environment variables a settings child gets beside its own, so that the
+/// settings' first read, which looks at every variable, takes a while.
+const FILLER_VARS: usize = 4_000;
+/// The child's delay between the reader's start and the fork, in
+/// microseconds.
+const DELAY_ENV: &str = "BA_RT_TEST_FORK_DELAY_US";
+
+/// A child forked while another thread reads the settings (the
+/// environment, at the process's first scope) must open its own first
+/// scope and allocate (issue 30, part 2: the settings behind std's
+/// `OnceLock`, which no fork takes over, hung such a child at its first
+/// scope). Each attempt is a fresh process (the test binary run again),
+/// since a process reads its settings once; attempts: `SETTINGS_ROUNDS`
+/// (20 by default). The window is widened as the issue's reproducers did:
+/// a few thousand environment variables make the read itself slow, and a
+/// misspelled `BATCH_ALLOC_*` variable makes the reader write a warning
+/// into a stderr that is a full pipe, where it blocks until the child is
+/// done. The fork lands after a delay that varies by round (0 to 2 ms;
+/// the read took 1.5 ms in a debug build): inside the read, or while the
+/// warning blocks.
+#[test]
+#[cfg_attr(miri, ignore = "Miri cannot fork")]
+fn forks_while_another_thread_reads_the_settings() {
+    if child_role().as_deref() == Some("settings") {
+        let delay = std::env::var(DELAY_ENV)
+            .ok()
+            .and_then(|us| us.parse().ok())
+            .unwrap_or(0);
+        if let Err(why) = fork_during_settings_read(Duration::from_micros(delay)) {
+            panic!("{why}");
+        }
+        return;
+    }
+    let rounds = std::env::var("SETTINGS_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    for round in 0..rounds {
+        let mut command = child_command(SETTINGS_READ, "settings", None);
+        command
+            .env("BATCH_ALLOC_CAPTUER", "boxes")
+            .env(DELAY_ENV, (round * 397 % 2_000).to_string());
+        for i in 0..FILLER_VARS {
+            command.env(
+                format!("BA_RT_TEST_FILLER_{i}"),
+                "a value long enough to copy",
+            );
+        }
+        let output = command.output().expect("the test binary runs as a child");
+        assert!(
+            output.status.success(),
+            "round {round} of {rounds}: {}",
+            describe(&output)
+        );
+    }
+}
+
+/// With stderr a full pipe: one thread opens the process's first scope,
+/// which reads the settings; this one forks `delay` after it starts. The
+/// child opens its own first scope, allocates in it and exits; then the
+/// pipe is drained, which lets the reader go on.
+fn fork_during_settings_read(delay: Duration) -> Result<(), String> {
+    let stderr = FullStderr::new()?;
+    let started = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let started = started.clone();
+        thread::spawn(move || {
+            started.store(true, Ordering::Release);
+            batch_alloc_rt::scope(|| ());
+        })
+    };
+    while !started.load(Ordering::Acquire) {
+        std::hint::spin_loop();
+    }
+    thread::sleep(delay);
+    // SAFETY: the child runs the allocator and a scope only, then leaves
+    // with `_exit`.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // The full pipe widens the parent's window; what the child itself
+        // may warn (if it reads the settings itself) goes nowhere.
+        stderr.to_null_in_child();
+        let before = stats();
+        let boxes: Vec<Box<[u64; 4]>> =
+            batch_alloc_rt::scope(|| (0..64).map(|i| Box::new([i; 4])).collect());
+        let intact = boxes.iter().enumerate().all(|(i, b)| b[3] == i as u64);
+        let scoped = stats().scoped_allocations >= before.scoped_allocations + 64;
+        drop(boxes);
+        // SAFETY: ends the child at once.
+        unsafe { libc::_exit(if intact && scoped { 0 } else { 1 }) };
+    }
+    let outcome = match pid {
+        pid if pid < 0 => Err(format!("fork failed: {}", errno())),
+        pid => wait(pid),
+    };
+    stderr.drain();
+    reader.join().map_err(|_| "the reader panicked")?;
+    drop(stderr);
+    outcome
+}
+
+/// This process's stderr replaced by a pipe that is full, so that a write
+/// to it blocks until [`drain`](FullStderr::drain); the old stderr comes
+/// back on drop.
+struct FullStderr {
+    saved: libc::c_int,
+    read_end: libc::c_int,
+    write_end: libc::c_int,
+}
+
+impl FullStderr {
+    fn new() -> Result<FullStderr, String> {
+        let mut fds = [0; 2];
+        // SAFETY: writes two descriptors into `fds`.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(format!("pipe failed: {}", errno()));
+        }
+        let [read_end, write_end] = fds;
+        set_nonblocking(write_end, true);
+        let chunk = [b'.'; 4096];
+        // SAFETY: writes from a valid buffer into the pipe, until full.
+        while unsafe { libc::write(write_end, chunk.as_ptr().cast(), chunk.len()) } > 0 {}
+        set_nonblocking(write_end, false);
+        // SAFETY: plain descriptor calls on descriptors this process owns.
+        let saved = unsafe { libc::dup(2) };
+        // SAFETY: as above.
+        if saved < 0 || unsafe { libc::dup2(write_end, 2) } < 0 {
+            return Err(format!("dup failed: {}", errno()));
+        }
+        Ok(FullStderr {
+            saved,
+            read_end,
+            write_end,
+        })
+    }
+
+    /// Empties the pipe, so that a write blocked on it goes through.
+    fn drain(&self) {
+        set_nonblocking(self.read_end, true);
+        let mut buffer = [0u8; 4096];
+        // SAFETY: reads into a valid buffer until the pipe is empty.
+        while unsafe { libc::read(self.read_end, buffer.as_mut_ptr().cast(), buffer.len()) } > 0 {}
+    }
+
+    /// In a forked child: stderr becomes /dev/null.
+    fn to_null_in_child(&self) {
+        // SAFETY: opens a path from a valid C string; dup2 on the result.
+        unsafe {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+            libc::dup2(null, 2);
+        }
+    }
+}
+
+impl Drop for FullStderr {
+    fn drop(&mut self) {
+        // SAFETY: puts the saved stderr back and closes this one's
+        // descriptors, all this process's.
+        unsafe {
+            libc::dup2(self.saved, 2);
+            libc::close(self.saved);
+            libc::close(self.read_end);
+            libc::close(self.write_end);
+        }
+    }
+}
+
+fn set_nonblocking(fd: libc::c_int, on: bool) {
+    // SAFETY: reads and sets the flags of a descriptor this process owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        let flags = match on {
+            true => flags | libc::O_NONBLOCK,
+            false => flags & !libc::O_NONBLOCK,
+        };
+        libc::fcntl(fd, libc::F_SETFL, flags);
+    }
 }

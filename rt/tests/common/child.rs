@@ -18,6 +18,14 @@ pub fn child_role() -> Option<String> {
 /// [`CHILD_ENV`] set to `role` and, if given, the address-space limit
 /// `ulimit -v` (in KiB) applied by a shell before the binary starts.
 pub fn run_child(test: &str, role: &str, ulimit_v_kib: Option<u64>) -> Output {
+    child_command(test, role, ulimit_v_kib)
+        .output()
+        .expect("the test binary runs as a child")
+}
+
+/// The command [`run_child`] runs, for a caller that adds to it (more
+/// environment variables, say) before running it.
+pub fn child_command(test: &str, role: &str, ulimit_v_kib: Option<u64>) -> Command {
     let exe = std::env::current_exe().expect("path of the test binary");
     let args = [
         test,
@@ -40,9 +48,8 @@ pub fn run_child(test: &str, role: &str, ulimit_v_kib: Option<u64>) -> Output {
     command
         .args(args)
         .env(CHILD_ENV, role)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("the test binary runs as a child")
+        .env_remove("RUST_BACKTRACE");
+    command
 }
 
 /// A child's output, for assertion messages.

@@ -9,7 +9,10 @@ use std::thread;
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{stats, trim, Capture};
 
-use crate::common::{in_scope, inner_calls_in, on_fresh_thread, with_capture};
+use crate::common::{
+    child_role, describe, in_scope, inner_calls_in, on_fresh_thread, run_child, test_name,
+    with_capture,
+};
 
 /// A byte vector of `len` bytes, each its index's low byte plus `salt`.
 fn filled(len: usize, salt: u8) -> Vec<u8> {
@@ -125,4 +128,74 @@ fn the_limits_of_large_blocks() {
             drop(v);
         });
     });
+}
+
+/// Issue 30's reproducer: a 128 KiB block filled, freed, its memory given
+/// back by `trim`, then `vec![0; ..]` of the same size, which the freed
+/// extent serves. Returns the number of bytes that are not zero, and of
+/// `None`s that are not `None` in the same scenario with a vector of
+/// optional boxes (which `vec!` also takes from `alloc_zeroed`). Checks
+/// on the way that the memory `trim` gave back still counts as cached: the
+/// kernel refused to take it.
+fn stale_after_trim_under_mlockall() -> (usize, usize) {
+    const LEN: usize = 128 * 1024;
+    in_scope(|| ());
+    let mut stale = [0; 2];
+    for (round, stale) in stale.iter_mut().enumerate() {
+        drop(in_scope(|| vec![0xAAu8; LEN]));
+        trim();
+        let cached = stats().cached_bytes;
+        assert!(
+            cached >= LEN as u64,
+            "trim refused, yet {cached} bytes cached"
+        );
+        *stale = if round == 0 {
+            let zeroed = in_scope(|| vec![0u8; LEN]);
+            zeroed.iter().filter(|&&b| b != 0).count()
+        } else {
+            let nones = in_scope(|| vec![None::<Box<u64>>; LEN / 8]);
+            let some = nones.iter().filter(|b| b.is_some()).count();
+            if some != 0 {
+                // Dropping "boxes" made of stale bytes would free them.
+                std::mem::forget(nones);
+            }
+            some
+        };
+    }
+    (stale[0], stale[1])
+}
+
+/// Under `mlockall(MCL_CURRENT | MCL_FUTURE)` the kernel refuses
+/// `MADV_DONTNEED` (locked pages cannot be dropped), so memory `trim` or the
+/// decay gives back keeps its bytes: a zeroed block the extent serves next
+/// must still be all zeros. In a child process (this test binary again),
+/// since the lock holds for the whole process; skipped, with a message,
+/// where `RLIMIT_MEMLOCK` forbids it.
+#[test]
+#[cfg(target_os = "linux")]
+#[cfg_attr(miri, ignore = "Miri cannot spawn processes or lock memory")]
+fn zeroed_blocks_are_zero_under_mlockall() {
+    const NAME: &str = "zeroed_blocks_are_zero_under_mlockall";
+    if child_role().as_deref() == Some("mlockall") {
+        // SAFETY: no preconditions; locks every page of the process.
+        if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+            let why = std::io::Error::last_os_error();
+            println!("mlockall-skipped: mlockall refused ({why}): RLIMIT_MEMLOCK too low?");
+            return;
+        }
+        let (bytes, boxes) = with_capture(Capture::All, || {
+            on_fresh_thread(stale_after_trim_under_mlockall)
+        });
+        assert_eq!(
+            (bytes, boxes),
+            (0, 0),
+            "stale bytes in vec![0u8; 128 KiB], stale Somes in vec![None::<Box<u64>>; 16,384]"
+        );
+        return;
+    }
+    let output = run_child(&test_name(module_path!(), NAME), "mlockall", None);
+    assert!(output.status.success(), "{}", describe(&output));
+    if String::from_utf8_lossy(&output.stdout).contains("mlockall-skipped") {
+        println!("{NAME}: skipped: mlockall(MCL_CURRENT | MCL_FUTURE) was refused");
+    }
 }
