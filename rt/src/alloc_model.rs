@@ -215,7 +215,7 @@ fn run(program: Vec<Op>, refuse: bool) {
     refuse_decommit_on_this_thread(refuse);
     let mut live: Vec<Block> = Vec::new();
     let mut ranges = BTreeMap::new();
-    let mut scope: Option<Scope> = None;
+    let mut scope: Option<core::pin::Pin<Box<Scope>>> = None;
     for (seed, op) in program.into_iter().enumerate() {
         match op {
             Op::Alloc {
@@ -274,8 +274,9 @@ fn run(program: Vec<Op>, refuse: bool) {
                         None
                     }
                     None => {
-                        let mut guard = Scope::new();
-                        guard.enter();
+                        // Pinned in a box: a guard stays where it entered.
+                        let guard = Box::pin(Scope::new());
+                        guard.as_ref().enter();
                         Some(guard)
                     }
                 }
