@@ -21,9 +21,6 @@ thread_local! {
     static SCOPE: Cell<ScopeState> = const { Cell::new(ScopeState::UNKNOWN) };
     /// The heap has retired: the thread is exiting, and makes no other.
     static EXITED: Cell<bool> = const { Cell::new(false) };
-    /// The address of the scope guard that opened this thread's scope, or
-    /// 0: how a guard knows, when it drops, that it is the one to close.
-    static OPENER: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Whether a batch scope is open on a thread, and how, in one word, so that
@@ -176,18 +173,6 @@ pub(crate) fn scope_state() -> ScopeState {
 #[inline(always)]
 pub(crate) fn set_scope_state(state: ScopeState) {
     let _ = SCOPE.try_with(|scope| scope.set(state));
-}
-
-/// The address of the guard that opened this thread's scope, or 0.
-#[inline(always)]
-pub(crate) fn opener() -> usize {
-    OPENER.try_with(Cell::get).unwrap_or(0)
-}
-
-/// Records the guard that opened this thread's scope (0: none).
-#[inline(always)]
-pub(crate) fn set_opener(guard: usize) {
-    let _ = OPENER.try_with(|opener| opener.set(guard));
 }
 
 /// Makes `heap` this thread's heap record (or [`NO_HEAP`]). False when the

@@ -70,12 +70,11 @@
 //! 2. The call joins the thread's open scope, or opens one. With a scope
 //!    open, `scope_would_join` (`scope.rs`) says so and the body just runs.
 //!    Otherwise a guard enters — `enter` (`src/lib.rs`), `Scope::enter`
-//!    (`scope.rs`), `Scope::open` (`scope.rs`) — and the thread keeps its
-//!    address — `set_opener` (`heap.rs`). The scope is
+//!    (`scope.rs`), `Scope::open` (`scope.rs`). The scope is
 //!    one thread-local word, a `ScopeState` — `scope_state` (`heap.rs`),
-//!    `set_scope_state` (`heap.rs`). The guard whose address that is closes
-//!    the scope when it drops — `Scope::drop` (`scope.rs`), `close`
-//!    (`scope.rs`). The runs stay with the heap.
+//!    `set_scope_state` (`heap.rs`). The guard that opened it closes it when
+//!    it drops — `Scope::drop` (`scope.rs`), `close` (`scope.rs`). The runs
+//!    stay with the heap.
 //! 3. The thread's first scope finds its heap — `Scope::open_first`
 //!    (`scope.rs`), `first_scope` (`scope.rs`),
 //!    `current_or_init` (`thread.rs`), `init_current` (`thread.rs`). Making the

@@ -98,13 +98,13 @@ fn decide_capture() {
 ///
 /// [`enter`](Scope::enter) joins the scope open (a thread-local read and a
 /// test) or, out of line, opens one; the guard that opened it closes it
-/// when it drops. A guard knows it is that one by its address, which the
-/// thread keeps while its scope is open: so the guard holds no flag, and a
-/// function that declares one keeps nothing live across its body (a flag
-/// for "I opened it" took a register, saved and restored, in every call;
-/// docs/macro.md has the counts). A guard is entered pinned
-/// (`pin!(Scope::new())`), so that it cannot move, and so change its
-/// address, before it drops.
+/// when it drops. Whether it opened is a byte in the guard's own memory,
+/// which the out-of-line opening writes through a reference: so it stays
+/// in memory (a store before and a test after the body), where a flag the
+/// optimiser could keep in a register took one saved and restored in every
+/// call that joins (docs/macro.md has the counts). A guard is entered
+/// pinned (`pin!(Scope::new())`): the reference the opening takes is to
+/// where it stays until it drops.
 ///
 /// `extra` is what a user of the guard keeps beside it (the per-site
 /// report's count), dropped after the guard has closed its scope.
@@ -112,9 +112,8 @@ fn decide_capture() {
 #[derive(Debug)]
 pub struct Scope<X = ()> {
     extra: X,
-    /// Never read: a byte of its own, so that two live guards never share
-    /// an address, whatever `X` is.
-    _place: core::mem::MaybeUninit<u8>,
+    /// Whether this guard opened the thread's scope, and closes it.
+    opened: core::cell::Cell<bool>,
     _pinned: core::marker::PhantomPinned,
 }
 
@@ -138,7 +137,7 @@ impl<X> Scope<X> {
     pub const fn with(extra: X) -> Scope<X> {
         Scope {
             extra,
-            _place: core::mem::MaybeUninit::uninit(),
+            opened: core::cell::Cell::new(false),
             _pinned: core::marker::PhantomPinned,
         }
     }
@@ -162,13 +161,7 @@ impl<X> Scope<X> {
     /// report.
     #[inline]
     pub fn opened(self: Pin<&Self>) -> bool {
-        heap::opener() == self.get_ref().id()
-    }
-
-    /// The guard's identity: its address, never dereferenced.
-    #[inline(always)]
-    fn id(&self) -> usize {
-        (self as *const Self).addr()
+        self.opened.get()
     }
 
     /// Opens this thread's scope, held by this guard (or finds that none
@@ -181,7 +174,7 @@ impl<X> Scope<X> {
             return self.open_first();
         }
         heap::set_scope_state(state.opened(CAPTURE_BIT.load(Ordering::Relaxed)));
-        heap::set_opener(self.id());
+        self.opened.set(true);
     }
 
     /// [`open`](Scope::open) where the thread's heap is not known yet: the
@@ -225,15 +218,12 @@ fn first_scope() {
 #[inline(never)]
 fn close() {
     heap::set_scope_state(heap::scope_state().closed());
-    heap::set_opener(0);
 }
 
 impl<X> Drop for Scope<X> {
     #[inline(always)]
     fn drop(&mut self) {
-        // In place: a guard is entered pinned, and a pinned value drops
-        // where it was pinned.
-        if heap::opener() == self.id() {
+        if self.opened.get() {
             close();
         }
     }
