@@ -19,11 +19,11 @@
 //! `batch_shared`, `box_new_shared` (allocate N here, then drop
 //! every other one here while another thread drops the rest at the same
 //! time: the owner's frees and remote frees into the same spans at once);
-//! `calls_plain`, `calls_method`, `calls_alone` (a recursive walk over a
-//! tree of N nodes, inside `scope()`, as written, as a method of an
-//! annotated impl, which calls itself to open its scope, and as a function
-//! annotated alone, which takes a guard: what an annotated call costs
-//! inside an open scope, per call).
+//! `calls_plain`, `calls_alone`, `calls_plain_method`, `calls_method` (a
+//! recursive walk over a tree of N nodes, inside `scope()`: a free function
+//! as written and annotated alone, whose body runs in a closure; a method
+//! as written and in an annotated impl, which calls itself to open its
+//! scope: what an annotated call costs inside an open scope, per call).
 
 use std::hint::black_box;
 
@@ -159,7 +159,14 @@ mod calls {
             for _ in 0..reps {
                 total += match form {
                     "plain" => sum_plain(black_box(&root)),
-                    "method" => Walker.sum(black_box(&root)),
+                    "plain_method" => PlainWalker {
+                        weight: black_box(2),
+                    }
+                    .sum(black_box(&root)),
+                    "method" => Walker {
+                        weight: black_box(2),
+                    }
+                    .sum(black_box(&root)),
                     "alone" => sum_alone(black_box(&root)),
                     _ => panic!("no such form: {form}"),
                 };
@@ -178,7 +185,27 @@ mod calls {
         }
     }
 
-    struct Walker;
+    struct PlainWalker {
+        weight: u64,
+    }
+
+    impl PlainWalker {
+        #[inline(never)]
+        fn sum(&self, node: &Option<Box<Node>>) -> u64 {
+            match node {
+                None => 0,
+                Some(node) => {
+                    self.weight * node.value
+                        + self.sum(black_box(&node.left))
+                        + self.sum(black_box(&node.right))
+                }
+            }
+        }
+    }
+
+    struct Walker {
+        weight: u64,
+    }
 
     #[batch_alloc::batch_alloc]
     impl Walker {
@@ -187,7 +214,9 @@ mod calls {
             match node {
                 None => 0,
                 Some(node) => {
-                    node.value + self.sum(black_box(&node.left)) + self.sum(black_box(&node.right))
+                    self.weight * node.value
+                        + self.sum(black_box(&node.left))
+                        + self.sum(black_box(&node.right))
                 }
             }
         }

@@ -148,10 +148,9 @@ mod input {
     }
 
     /// Iterator adapters, and a closure that loops. Default: the closures
-    /// called by `map` run inside the function's scope; the closure's loop
-    /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (per-site form: nothing outside
-    /// a loop, and a closure's loop is a nest of its own).
+    /// run inside the scope open where they are called, the function's here
+    /// (per-site form: nothing outside a loop, and a closure's loop is a
+    /// nest of its own).
     #[batch_alloc]
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
         let repeat = |n: usize| {
@@ -247,8 +246,7 @@ mod expanded {
     /// naming its site, for the `report` feature). Per-site form: a batch
     /// just outside the loop, sized by the iterator's `size_hint()`.
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
-        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
-        ::batch_alloc::__private::enter(
+        ::batch_alloc::__private::run_in_scope(
             {
                 static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
                     ::batch_alloc::__private::SiteKind::Function,
@@ -259,34 +257,40 @@ mod expanded {
                 );
                 &__SITE
             },
-            __scope.as_ref(),
-        );
-        let mut out = Vec::with_capacity(lines.len());
-        for line in lines {
-            out.push(::batch_alloc::__private::box_in_scope_at(
-                {
-                    static __SITE: ::batch_alloc::__private::Site =
-                        ::batch_alloc::__private::Site::new(
-                            ::batch_alloc::__private::SiteKind::Boxed,
-                            "",
-                            ::core::file!(),
-                            ::core::line!(),
-                            ::core::column!(),
-                        );
-                    &__SITE
-                },
-                Box::new,
-                Record::parse(line),
-            ));
-        }
-        out
+            #[inline(always)]
+            move || -> Vec<Box<Record>> {
+                let lines = lines;
+                let __result: Vec<Box<Record>> = {
+                    let mut out = Vec::with_capacity(lines.len());
+                    for line in lines {
+                        out.push(::batch_alloc::__private::box_in_scope_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            Record::parse(line),
+                        ));
+                    }
+                    out
+                };
+                #[allow(unreachable_code)]
+                return __result;
+            },
+        )
     }
 
     /// A `while let` loop: in the per-site form there is no trip count, so the
     /// batch grows its refills.
     pub fn list(n: u64) -> Option<Box<Node>> {
-        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
-        ::batch_alloc::__private::enter(
+        ::batch_alloc::__private::run_in_scope(
             {
                 static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
                     ::batch_alloc::__private::SiteKind::Function,
@@ -297,28 +301,35 @@ mod expanded {
                 );
                 &__SITE
             },
-            __scope.as_ref(),
-        );
-        let mut values = 0..n;
-        let mut head = None;
-        while let Some(value) = values.next() {
-            head = Some(::batch_alloc::__private::box_in_scope_at(
-                {
-                    static __SITE: ::batch_alloc::__private::Site =
-                        ::batch_alloc::__private::Site::new(
-                            ::batch_alloc::__private::SiteKind::Boxed,
-                            "",
-                            ::core::file!(),
-                            ::core::line!(),
-                            ::core::column!(),
-                        );
-                    &__SITE
-                },
-                Box::new,
-                Node { value, next: head },
-            ));
-        }
-        head
+            #[inline(always)]
+            move || -> Option<Box<Node>> {
+                let n = n;
+                let __result: Option<Box<Node>> = {
+                    let mut values = 0..n;
+                    let mut head = None;
+                    while let Some(value) = values.next() {
+                        head = Some(::batch_alloc::__private::box_in_scope_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            Node { value, next: head },
+                        ));
+                    }
+                    head
+                };
+                #[allow(unreachable_code)]
+                return __result;
+            },
+        )
     }
 
     /// Nested loops: nothing at the loops in the default mode, whose scope
@@ -326,8 +337,7 @@ mod expanded {
     /// outermost loop, the inner loop's without a hint). A `Box::new`
     /// outside any loop is rewritten in the default mode only.
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
-        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
-        ::batch_alloc::__private::enter(
+        ::batch_alloc::__private::run_in_scope(
             {
                 static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
                     ::batch_alloc::__private::SiteKind::Function,
@@ -338,168 +348,12 @@ mod expanded {
                 );
                 &__SITE
             },
-            __scope.as_ref(),
-        );
-        let mut out = vec![];
-        out.push(::batch_alloc::__private::box_in_scope_at(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Boxed,
-                    "",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            Box::new,
-            Record::new(rows as u64, "grid"),
-        ));
-        for row in 0..rows {
-            out.push(::batch_alloc::__private::box_in_scope_at(
-                {
-                    static __SITE: ::batch_alloc::__private::Site =
-                        ::batch_alloc::__private::Site::new(
-                            ::batch_alloc::__private::SiteKind::Boxed,
-                            "",
-                            ::core::file!(),
-                            ::core::line!(),
-                            ::core::column!(),
-                        );
-                    &__SITE
-                },
-                Box::new,
-                Record::new(row as u64, "row"),
-            ));
-            for col in 0..cols {
-                out.push(::batch_alloc::__private::box_in_scope_at(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Boxed,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    Box::new,
-                    Record::new((row * cols + col) as u64, "cell"),
-                ));
-            }
-        }
-        out
-    }
-
-    /// A `loop` used as a value, `break` with a box, and what is left as
-    /// written: a macro's tokens and `Box::new` as a value (their
-    /// allocations are served all the same, as any allocation in a scope),
-    /// and in the per-site form a closure's `Box::new`.
-    pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
-        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
-        ::batch_alloc::__private::enter(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "first_long",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            __scope.as_ref(),
-        );
-        let mut i = 0;
-        let found = loop {
-            if i == words.len() {
-                break None;
-            }
-            if words[i].len() >= min {
-                break Some(::batch_alloc::__private::box_in_scope_at(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Boxed,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    Box::new,
-                    words[i].to_string(),
-                ));
-            }
-            i += 1;
-        };
-        let mut lengths = Vec::new();
-        for word in words {
-            let boxed = |n: usize| {
-                ::batch_alloc::__private::box_in_scope_at(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Boxed,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    Box::new,
-                    n,
-                )
-            };
-            lengths.push(boxed(word.len()));
-            lengths.extend(vec![Box::new(word.len())]);
-            lengths.extend(Some(word.len()).map(Box::new));
-        }
-        (found, lengths)
-    }
-
-    /// Iterator adapters, and a closure that loops. Default: the closures
-    /// called by `map` run inside the function's scope; the closure's loop
-    /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (per-site form: nothing outside
-    /// a loop, and a closure's loop is a nest of its own).
-    pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
-        let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
-        ::batch_alloc::__private::enter(
-            {
-                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
-                    ::batch_alloc::__private::SiteKind::Function,
-                    "lengths",
-                    ::core::file!(),
-                    ::core::line!(),
-                    ::core::column!(),
-                );
-                &__SITE
-            },
-            __scope.as_ref(),
-        );
-        let repeat = |n: usize| {
-            let mut out = Vec::new();
-            {
-                let __scope0 = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
-                ::batch_alloc::__private::enter(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Loop,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    __scope0.as_ref(),
-                );
-                for _ in 0..n {
+            #[inline(always)]
+            move || -> Vec<Box<Record>> {
+                let rows = rows;
+                let cols = cols;
+                let __result: Vec<Box<Record>> = {
+                    let mut out = vec![];
                     out.push(::batch_alloc::__private::box_in_scope_at(
                         {
                             static __SITE: ::batch_alloc::__private::Site =
@@ -513,33 +367,193 @@ mod expanded {
                             &__SITE
                         },
                         Box::new,
-                        n,
+                        Record::new(rows as u64, "grid"),
                     ));
-                }
-            }
-            out
-        };
-        words
-            .iter()
-            .map(|w| {
-                ::batch_alloc::__private::box_in_scope_at(
-                    {
-                        static __SITE: ::batch_alloc::__private::Site =
-                            ::batch_alloc::__private::Site::new(
-                                ::batch_alloc::__private::SiteKind::Boxed,
-                                "",
-                                ::core::file!(),
-                                ::core::line!(),
-                                ::core::column!(),
-                            );
-                        &__SITE
-                    },
-                    Box::new,
-                    w.len(),
-                )
-            })
-            .chain(repeat(2))
-            .collect()
+                    for row in 0..rows {
+                        out.push(::batch_alloc::__private::box_in_scope_at(
+                            {
+                                static __SITE: ::batch_alloc::__private::Site =
+                                    ::batch_alloc::__private::Site::new(
+                                        ::batch_alloc::__private::SiteKind::Boxed,
+                                        "",
+                                        ::core::file!(),
+                                        ::core::line!(),
+                                        ::core::column!(),
+                                    );
+                                &__SITE
+                            },
+                            Box::new,
+                            Record::new(row as u64, "row"),
+                        ));
+                        for col in 0..cols {
+                            out.push(::batch_alloc::__private::box_in_scope_at(
+                                {
+                                    static __SITE: ::batch_alloc::__private::Site =
+                                        ::batch_alloc::__private::Site::new(
+                                            ::batch_alloc::__private::SiteKind::Boxed,
+                                            "",
+                                            ::core::file!(),
+                                            ::core::line!(),
+                                            ::core::column!(),
+                                        );
+                                    &__SITE
+                                },
+                                Box::new,
+                                Record::new((row * cols + col) as u64, "cell"),
+                            ));
+                        }
+                    }
+                    out
+                };
+                #[allow(unreachable_code)]
+                return __result;
+            },
+        )
+    }
+
+    /// A `loop` used as a value, `break` with a box, and what is left as
+    /// written: a macro's tokens and `Box::new` as a value (their
+    /// allocations are served all the same, as any allocation in a scope),
+    /// and in the per-site form a closure's `Box::new`.
+    pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
+        ::batch_alloc::__private::run_in_scope(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "first_long",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            #[inline(always)]
+            move || -> (Option<Box<String>>, Vec<Box<usize>>) {
+                let words = words;
+                let min = min;
+                let __result: (Option<Box<String>>, Vec<Box<usize>>) = {
+                    let mut i = 0;
+                    let found = loop {
+                        if i == words.len() {
+                            break None;
+                        }
+                        if words[i].len() >= min {
+                            break Some(::batch_alloc::__private::box_in_scope_at(
+                                {
+                                    static __SITE: ::batch_alloc::__private::Site =
+                                        ::batch_alloc::__private::Site::new(
+                                            ::batch_alloc::__private::SiteKind::Boxed,
+                                            "",
+                                            ::core::file!(),
+                                            ::core::line!(),
+                                            ::core::column!(),
+                                        );
+                                    &__SITE
+                                },
+                                Box::new,
+                                words[i].to_string(),
+                            ));
+                        }
+                        i += 1;
+                    };
+                    let mut lengths = Vec::new();
+                    for word in words {
+                        let boxed = |n: usize| {
+                            ::batch_alloc::__private::box_in_scope_at(
+                                {
+                                    static __SITE: ::batch_alloc::__private::Site =
+                                        ::batch_alloc::__private::Site::new(
+                                            ::batch_alloc::__private::SiteKind::Boxed,
+                                            "",
+                                            ::core::file!(),
+                                            ::core::line!(),
+                                            ::core::column!(),
+                                        );
+                                    &__SITE
+                                },
+                                Box::new,
+                                n,
+                            )
+                        };
+                        lengths.push(boxed(word.len()));
+                        lengths.extend(vec![Box::new(word.len())]);
+                        lengths.extend(Some(word.len()).map(Box::new));
+                    }
+                    (found, lengths)
+                };
+                #[allow(unreachable_code)]
+                return __result;
+            },
+        )
+    }
+
+    /// Iterator adapters, and a closure that loops. Default: the closures
+    /// run inside the scope open where they are called, the function's here
+    /// (per-site form: nothing outside a loop, and a closure's loop is a
+    /// nest of its own).
+    pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
+        ::batch_alloc::__private::run_in_scope(
+            {
+                static __SITE: ::batch_alloc::__private::Site = ::batch_alloc::__private::Site::new(
+                    ::batch_alloc::__private::SiteKind::Function,
+                    "lengths",
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::column!(),
+                );
+                &__SITE
+            },
+            #[inline(always)]
+            move || -> Vec<Box<usize>> {
+                let words = words;
+                let __result: Vec<Box<usize>> = {
+                    let repeat = |n: usize| {
+                        let mut out = Vec::new();
+                        for _ in 0..n {
+                            out.push(::batch_alloc::__private::box_in_scope_at(
+                                {
+                                    static __SITE: ::batch_alloc::__private::Site =
+                                        ::batch_alloc::__private::Site::new(
+                                            ::batch_alloc::__private::SiteKind::Boxed,
+                                            "",
+                                            ::core::file!(),
+                                            ::core::line!(),
+                                            ::core::column!(),
+                                        );
+                                    &__SITE
+                                },
+                                Box::new,
+                                n,
+                            ));
+                        }
+                        out
+                    };
+                    words
+                        .iter()
+                        .map(|w| {
+                            ::batch_alloc::__private::box_in_scope_at(
+                                {
+                                    static __SITE: ::batch_alloc::__private::Site =
+                                        ::batch_alloc::__private::Site::new(
+                                            ::batch_alloc::__private::SiteKind::Boxed,
+                                            "",
+                                            ::core::file!(),
+                                            ::core::line!(),
+                                            ::core::column!(),
+                                        );
+                                    &__SITE
+                                },
+                                Box::new,
+                                w.len(),
+                            )
+                        })
+                        .chain(repeat(2))
+                        .collect()
+                };
+                #[allow(unreachable_code)]
+                return __result;
+            },
+        )
     }
 
     /// Methods of an annotated impl block. Default: each keeps its body as
@@ -582,9 +596,9 @@ mod expanded {
                     &__SITE
                 };
                 if ::batch_alloc::__private::must_open(__site) {
-                    let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
-                    ::batch_alloc::__private::open_for_call(__site, __scope.as_ref());
-                    return Self::insert(self, value);
+                    return ::batch_alloc::__private::reenter(__site, move || {
+                        Self::insert(self, value)
+                    });
                 }
             }
             match value < self.value {
@@ -634,8 +648,7 @@ mod expanded {
 
     impl Extend<u64> for Tree {
         fn extend<I: IntoIterator<Item = u64>>(&mut self, values: I) {
-            let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
-            ::batch_alloc::__private::enter(
+            ::batch_alloc::__private::run_in_scope(
                 {
                     static __SITE: ::batch_alloc::__private::Site =
                         ::batch_alloc::__private::Site::new(
@@ -647,11 +660,18 @@ mod expanded {
                         );
                     &__SITE
                 },
-                __scope.as_ref(),
-            );
-            for value in values {
-                self.insert(value);
-            }
+                #[inline(always)]
+                move || -> () {
+                    let values = values;
+                    let __result: () = {
+                        for value in values {
+                            self.insert(value);
+                        }
+                    };
+                    #[allow(unreachable_code)]
+                    return __result;
+                },
+            )
         }
     }
 
@@ -685,7 +705,7 @@ mod expanded {
                     let __return: u64 = loop {};
                     return __return;
                 }
-                let __result = {
+                let __result: u64 = {
                     let mut sum = 0;
                     for value in values {
                         sum += *::batch_alloc::__private::box_in_scope_at(
@@ -706,7 +726,8 @@ mod expanded {
                     }
                     sum
                 };
-                __result
+                #[allow(unreachable_code)]
+                return __result;
             },
         )
         .await
@@ -885,10 +906,9 @@ mod expanded_per_site {
     }
 
     /// Iterator adapters, and a closure that loops. Default: the closures
-    /// called by `map` run inside the function's scope; the closure's loop
-    /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (per-site form: nothing outside
-    /// a loop, and a closure's loop is a nest of its own).
+    /// run inside the scope open where they are called, the function's here
+    /// (per-site form: nothing outside a loop, and a closure's loop is a
+    /// nest of its own).
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
         {
             #[deprecated(

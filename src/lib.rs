@@ -99,15 +99,16 @@
 //!   whole `impl` block): its body is a scope while it runs, whatever it is
 //!   written with (loops, iterator adapters, recursion, one call into a
 //!   library). The scope closes when the function returns, however it
-//!   returns (`?`, a panic unwinding through it).
+//!   returns (`?`, a panic unwinding through it). The function is otherwise
+//!   the one written: its body, drops, returns and coercions are as they
+//!   were; inside an open scope an annotated call costs about 3
+//!   instructions more than as written. A closure in it runs in whatever
+//!   scope is open where it is called.
 //! - **An annotated `async fn`** (and each `async` block in an annotated
 //!   function): a scope for each poll, opened when the poll starts and
 //!   closed before it returns, so no scope is held while the future is
 //!   suspended, wherever its awaits are (macros included). The future
 //!   stays `Send` if the body is.
-//! - **A loop inside a closure** of an annotated function, while the loop
-//!   runs: the closure may run after the function returns, or on another
-//!   thread.
 //!
 //! A **leaf** function, one with no loop and no call of a function by path
 //! (an accessor such as `self.bytes.get(self.pos).copied()`), is left as
@@ -469,6 +470,58 @@ pub mod __private {
         enter(site, scope);
         #[cfg(feature = "report")]
         crate::report::mark_reentry();
+    }
+
+    /// Where [`must_open`] said so: opens this thread's scope (or finds that
+    /// none can open here) and runs `call`, the function calling itself,
+    /// inside it; closes it when `call` returns or unwinds. Out of line and
+    /// cold, so that the annotated function has one call more, in a branch
+    /// never taken inside a scope, and no unwinding cleanup of its own.
+    /// (The report counts the call to itself as this opening, not as a
+    /// join.)
+    #[cold]
+    #[inline(never)]
+    pub fn reenter<R, F: FnOnce() -> R>(site: &'static Site, call: F) -> R {
+        opened_around(site, || {
+            #[cfg(feature = "report")]
+            crate::report::mark_reentry();
+            call()
+        })
+    }
+
+    /// Opens this thread's scope (where [`must_open`] said none is open)
+    /// around `body`, and closes it when `body` returns or unwinds.
+    #[inline(always)]
+    fn opened_around<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
+        let scope = pin!(guard());
+        scope.as_ref().open_here();
+        if cfg!(feature = "report") {
+            count_entry(site, scope.as_ref());
+        }
+        let result = body();
+        // Here, not in the guard's drop, which would call out of line (it
+        // still closes the scope if `body` unwinds).
+        scope.as_ref().close_here();
+        result
+    }
+
+    /// [`run_in_scope`]'s opening: out of line and cold, as [`reenter`].
+    #[cold]
+    #[inline(never)]
+    pub fn open_around_body<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
+        opened_around(site, body)
+    }
+
+    /// What `#[batch_alloc]` makes of a function that cannot call itself
+    /// (the closure form): runs `body`, the function's body in a closure
+    /// always inlined, where it is inside an open scope (a thread-local read
+    /// and a test), and otherwise opens the scope around it, out of line.
+    #[inline(always)]
+    pub fn run_in_scope<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
+        if must_open(site) {
+            return open_around_body(site, body);
+        }
+        body()
     }
 
     /// Opens this thread's scope around `body`, or joins the one open:

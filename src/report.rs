@@ -1,5 +1,5 @@
 //! The per-site report: what each scope-opening place (an annotated
-//! function, an `async` body, a closure's loop, a `scope()` call) and each
+//! function, an `async` body, a `scope()` call) and each
 //! rewritten `Box::new` did, and why an allocation was plain.
 //!
 //! With the `report` feature, every site counts what happened there, and
@@ -26,9 +26,6 @@ pub enum SiteKind {
     /// The body of an annotated `async fn`, or an `async` block in an
     /// annotated function: a scope for each poll.
     Future,
-    /// The scope guard of an outermost loop in a closure of an annotated
-    /// function.
-    Loop,
     /// A call of [`scope`](crate::scope).
     Scope,
     /// A `Box::new` of a scoped function.
@@ -279,13 +276,12 @@ mod on {
             let kind = match site.kind {
                 SiteKind::Function => "fn",
                 SiteKind::Future => "async",
-                SiteKind::Loop => "loop",
                 SiteKind::Scope => "scope()",
                 SiteKind::Boxed => "Box::new",
                 SiteKind::Batched => "batched",
             };
             let labels: Vec<(Outcome, &str)> = match site.kind {
-                SiteKind::Function | SiteKind::Future | SiteKind::Loop | SiteKind::Scope => vec![
+                SiteKind::Function | SiteKind::Future | SiteKind::Scope => vec![
                     (Outcome::Served, opened.as_str()),
                     (Outcome::Elsewhere, "joined one"),
                     (Outcome::NotInstalled, "none: BatchAlloc not installed"),

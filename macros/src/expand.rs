@@ -143,7 +143,7 @@ fn rewrite_fn(
     }
     let mut names = Names::default();
     match mode {
-        Mode::Scoped => match scoped::rewrite_fn(sig, attrs, body, &mut names, owner) {
+        Mode::Scoped => match scoped::rewrite_fn(sig, attrs, body, owner) {
             true => None,
             false => Some(format!("its body is {LEAF}")),
         },

@@ -99,28 +99,36 @@ use proc_macro::TokenStream;
 ///
 /// # What it rewrites
 ///
-/// - A synchronous function's body runs as a closure inside the scope:
-///   inside an open one, one thread-local read and a test; otherwise the
-///   scope opens around it and closes when it returns or unwinds. The
-///   closure's return type is the function's, so `return`, `?` and
-///   coercions mean what they did. Where the return type cannot be named
-///   (`impl Trait`, `!`), and in `unsafe` and `#[track_caller]` functions,
-///   the body starts with a **scope guard** instead, with the same scope.
-/// - A **method of an annotated `impl` block** keeps its body as written:
-///   its first line opens the scope, where none is open, and calls the
-///   method again inside it (`Self::name(self, ..)`, or
-///   `<Self as Trait>::name(..)` in a trait impl). Where that call cannot
-///   be written (a pattern parameter; a generic method with an `impl Trait`
-///   parameter; in a trait impl, a generic method or a parameter type with
-///   a lifetime, which the trait may name more narrowly), the body runs as
-///   a closure, as above.
+/// The function keeps its body as written; a first statement decides where
+/// memory comes from, and nothing else: drop order, returns, coercions,
+/// `?`, panics, `#[track_caller]` locations and names in backtraces stay
+/// what they were.
+///
+/// - A **method of an annotated `impl` block** whose call to itself is
+///   certain to be itself (see below) starts with a test: inside an open
+///   scope (an annotated caller's, the common case) it is a thread-local
+///   read and a test, and the body runs as written; where none is open,
+///   the method opens one and calls itself inside it with its own
+///   arguments (`Self::name(self, ..)`, or `<Self as Trait>::name(..)` in
+///   a trait impl): one more frame of the method at the top call.
+/// - **Any other synchronous function** runs its body in a closure of its
+///   own, always inlined, that takes every parameter in, in order, and
+///   whose return type is the function's: called where it is inside an
+///   open scope, and around a scope it opens otherwise. A function
+///   annotated alone cannot tell whether `name` is itself (a free
+///   function) or something else of the module (an associated one); a
+///   trait-impl method may be more general than its trait, whose signature
+///   a call to itself would go through. Backtraces show the body as
+///   `name::{closure}`. A `#[track_caller]` or `unsafe` function that cannot
+///   call itself, or one with a pattern parameter, starts with a scope
+///   guard instead, which costs a few instructions more per call.
 /// - A **leaf** function is left as written: one with no loop, no call of a
 ///   function by path (`f(x)`, `Vec::new()`, `serde_json::from_str(s)`)
 ///   and no macro call other than the standard formatting and assertion
 ///   macros; only method calls, field and index accesses, operators,
 ///   constructors (`Some(x)`) and closures of the same. That is how
 ///   accessors look (`self.bytes.get(self.pos).copied()`), called many
-///   times per scope, where a guard would cost more than the call: a leaf
+///   times per scope, where a check would cost more than the call: a leaf
 ///   runs in its caller's scope. Annotated alone (not as part of an `impl`
 ///   block), a leaf gets a warning that says so.
 /// - An **`async fn`'s body**, and each **`async` block**, becomes a future
@@ -131,10 +139,9 @@ use proc_macro::TokenStream;
 ///   served on its own thread. The future's output, `Send`-ness and
 ///   `Unpin`-ness are unchanged.
 /// - A **closure** runs inside the scope open where it is called (the
-///   function's, for `iter().map(|x| ..)`), so it costs nothing per call;
-///   since it may also run after the function returns or on another
-///   thread, each outermost loop of a closure body (`for`, `while`, `while
-///   let`, `loop`) gets a guard of its own.
+///   function's, for `iter().map(|x| ..)`), and costs nothing per call; one
+///   that runs after the function returns, or on another thread, runs in
+///   whatever scope is open there.
 /// - Each **`Box::new(value)`** call becomes a typed allocation from the
 ///   open scope, or `Box::new` when none is open (a thread-local read and a
 ///   test more). These spellings are recognised, each with or without
@@ -154,8 +161,10 @@ use proc_macro::TokenStream;
 /// # What does not change
 ///
 /// Evaluation order (the value is computed before the slot is taken, as
-/// with `Box::new`), drop order, the value of a `loop`, labels, `break`,
-/// `continue`, `return`, `?` and panics. The generated code names only
+/// with `Box::new`), the drop order of parameters and locals, the value of
+/// a `loop`, labels, `break`, `continue`, `return`, `?`, coercions,
+/// `#[track_caller]` locations and panics: a test compiles one corpus as
+/// written and annotated and compares what both do, event by event. The generated code names only
 /// `::batch_alloc::__private::...`, its locals have mixed-site spans (user
 /// code can neither see nor shadow them), and it contains no `unsafe`, so
 /// it compiles under `#![forbid(unsafe_code)]`.

@@ -153,7 +153,25 @@ impl<X> Scope<X> {
     #[inline(always)]
     pub fn enter(self: Pin<&Self>) {
         if !heap::scope_state().joins() {
-            self.get_ref().open();
+            self.get_ref().open_out_of_line();
+        }
+    }
+
+    /// Opens this thread's scope, held by this guard until it drops (or
+    /// finds that none can open here), where it is known that none is open:
+    /// for a caller that is out of line already, such as the function a
+    /// scoped function calls to open its scope.
+    #[inline]
+    pub fn open_here(self: Pin<&Self>) {
+        self.get_ref().open();
+    }
+
+    /// Closes this thread's scope if this guard opened it, here rather than
+    /// when the guard drops: for a caller that is out of line already.
+    #[inline]
+    pub fn close_here(self: Pin<&Self>) {
+        if self.opened.replace(false) {
+            heap::set_scope_state(heap::scope_state().closed());
         }
     }
 
@@ -164,10 +182,17 @@ impl<X> Scope<X> {
         self.opened.get()
     }
 
-    /// Opens this thread's scope, held by this guard (or finds that none
-    /// can open here).
+    /// [`open`](Scope::open), out of line: a function that takes a guard
+    /// holds one cold call where none is open.
     #[cold]
     #[inline(never)]
+    fn open_out_of_line(&self) {
+        self.open();
+    }
+
+    /// Opens this thread's scope, held by this guard (or finds that none
+    /// can open here).
+    #[inline]
     fn open(&self) {
         let state = heap::scope_state();
         if !state.is_ready() {

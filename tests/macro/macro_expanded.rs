@@ -116,10 +116,9 @@ example! {
     }
 
     /// Iterator adapters, and a closure that loops. Default: the closures
-    /// called by `map` run inside the function's scope; the closure's loop
-    /// gets a guard of its own, since a closure may also run after the
-    /// function returns or on another thread (per-site form: nothing outside
-    /// a loop, and a closure's loop is a nest of its own).
+    /// run inside the scope open where they are called, the function's here
+    /// (per-site form: nothing outside a loop, and a closure's loop is a
+    /// nest of its own).
     #[batch_alloc]
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
         let repeat = |n: usize| {

@@ -11,8 +11,8 @@
 //! running on a thread opens the scope as it starts and closes it when it
 //! returns, however it returns; annotated functions it calls join it. So
 //! every `Box::new` of an annotated function is served, before, in and after
-//! its loops, with or without a loop; a closure's loop opens a scope of its
-//! own when it runs outside one; an `async` body opens one for each poll.
+//! its loops, with or without a loop; a closure runs in the scope where it
+//! is called; an `async` body opens one for each poll.
 //!
 //! With [`Capture::All`] (the default), everything the thread allocates
 //! while the scope is open is served from it; the tests of that count what

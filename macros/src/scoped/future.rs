@@ -13,8 +13,8 @@
 //!         let (x, _) = __arg1;
 //!         let mut m = m;
 //!         if false { let __return: R = loop {}; return __return; }
-//!         let __result = { body };
-//!         __result
+//!         let __result: R = { body };
+//!         return __result;
 //!     })
 //!     .await
 //! }
@@ -80,7 +80,8 @@ pub(crate) fn scoped_async_fn(sig: &mut Signature, body: &mut Block, at: Expr) {
             }
         }
     }
-    let fixed_return = return_type(&sig.output).map(|output| {
+    let output = return_type(&sig.output);
+    let fixed_return = output.as_ref().map(|output| {
         quote_spanned! {span=>
             #[allow(
                 unreachable_code,
@@ -95,6 +96,7 @@ pub(crate) fn scoped_async_fn(sig: &mut Signature, body: &mut Block, at: Expr) {
             }
         }
     });
+    let annotation = output.map(|output| quote!(: #output));
     let stmts = mem::take(&mut body.stmts);
     let scoped = private_path("scoped_future");
     body.stmts = vec![Stmt::Expr(
@@ -102,8 +104,9 @@ pub(crate) fn scoped_async_fn(sig: &mut Signature, body: &mut Block, at: Expr) {
             #scoped(#at, async move {
                 #(#moves)*
                 #fixed_return
-                let __result = { #(#stmts)* };
-                __result
+                let __result #annotation = { #(#stmts)* };
+                #[allow(unreachable_code)]
+                return __result;
             })
             .await
         }),
@@ -127,6 +130,10 @@ fn return_type(output: &ReturnType) -> Option<syn::Type> {
             self.0 = true;
         }
         fn visit_type_macro(&mut self, _: &'ast syn::TypeMacro) {
+            self.0 = true;
+        }
+        fn visit_type_never(&mut self, _: &'ast syn::TypeNever) {
+            // `!` may be a return type but not yet a local's.
             self.0 = true;
         }
     }

@@ -19,7 +19,8 @@
 //! - A function annotated **alone** cannot tell: `name` in a free
 //!   function's body is the function, but in an associated function's it
 //!   is whatever `name` the module has; `Self::name` in a trait impl is an
-//!   inherent method of the same name if there is one. It takes the guard.
+//!   inherent method of the same name if there is one. It takes the
+//!   closure form (see [`closure`](super::closure)).
 //!
 //! The arguments are the parameters, moved: each must be a name (`mut`
 //! allowed); a `_` parameter gets a hidden name (a `_` parameter and a
@@ -59,7 +60,7 @@ pub(crate) fn call_to_itself(
     _attrs: &[Attribute],
     _body: &Block,
     owner: &Owner,
-) -> Option<TokenStream> {
+) -> Option<Recall> {
     let path = match owner {
         Owner::Unknown => return None,
         Owner::Inherent => quote!(Self),
@@ -74,21 +75,12 @@ pub(crate) fn call_to_itself(
     if sig.variadic.is_some() || !all_passable(sig) {
         return None;
     }
+    name_wildcards(sig);
     let mut args = Vec::new();
-    for (index, input) in sig.inputs.iter_mut().enumerate() {
+    for input in &sig.inputs {
         match input {
             FnArg::Receiver(receiver) => args.push(receiver.self_token.to_token_stream()),
             FnArg::Typed(typed) => {
-                if matches!(*typed.pat, Pat::Wild(_)) {
-                    let name = Ident::new(&format!("__arg{index}"), Span::mixed_site());
-                    *typed.pat = Pat::Ident(PatIdent {
-                        attrs: Vec::new(),
-                        by_ref: None,
-                        mutability: None,
-                        ident: name,
-                        subpat: None,
-                    });
-                }
                 if let Pat::Ident(name) = &*typed.pat {
                     args.push(name.ident.to_token_stream());
                 }
@@ -110,11 +102,39 @@ pub(crate) fn call_to_itself(
         false => quote!(::<#(#generics),*>),
     };
     let name = &sig.ident;
-    Some(quote!(#path::#name #turbofish(#(#args),*)))
+    Some(Recall {
+        function: quote!(#path::#name #turbofish),
+        args,
+    })
+}
+
+/// A function's call to itself: the function, as a path (`Self::name::<T>`),
+/// and its arguments.
+pub(crate) struct Recall {
+    pub(crate) function: TokenStream,
+    pub(crate) args: Vec<TokenStream>,
+}
+
+/// Gives each `_` parameter a hidden name (`__arg1`), so that it can be
+/// passed on: a `_` parameter and a named one drop at the same point.
+pub(crate) fn name_wildcards(sig: &mut Signature) {
+    for (index, input) in sig.inputs.iter_mut().enumerate() {
+        if let FnArg::Typed(typed) = input {
+            if matches!(*typed.pat, Pat::Wild(_)) {
+                *typed.pat = Pat::Ident(PatIdent {
+                    attrs: Vec::new(),
+                    by_ref: None,
+                    mutability: None,
+                    ident: Ident::new(&format!("__arg{index}"), Span::mixed_site()),
+                    subpat: None,
+                });
+            }
+        }
+    }
 }
 
 /// Whether every parameter can be passed on: a name bound by value, or `_`.
-fn all_passable(sig: &Signature) -> bool {
+pub(crate) fn all_passable(sig: &Signature) -> bool {
     sig.inputs.iter().all(|input| match input {
         FnArg::Receiver(_) => true,
         FnArg::Typed(typed) => match &*typed.pat {
@@ -215,7 +235,10 @@ mod tests {
     fn call(sig: Signature, owner: &Owner) -> Option<String> {
         let mut sig = sig;
         let body: Block = parse_quote!({});
-        call_to_itself(&mut sig, &[], &body, owner).map(|t| t.to_string())
+        call_to_itself(&mut sig, &[], &body, owner).map(|recall| {
+            let (function, args) = (recall.function, recall.args);
+            quote!(#function(#(#args),*)).to_string()
+        })
     }
 
     fn trait_owner() -> Owner {

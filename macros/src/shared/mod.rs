@@ -19,17 +19,9 @@ use syn::{Attribute, Block, Expr, ExprBlock, Path, PathSegment, Stmt};
 #[derive(Debug, Default)]
 pub(crate) struct Names {
     batches: usize,
-    scopes: usize,
 }
 
 impl Names {
-    /// A fresh scope-guard name, unique within the function.
-    pub(crate) fn scope(&mut self) -> Ident {
-        let ident = format_ident!("__scope{}", self.scopes, span = Span::mixed_site());
-        self.scopes += 1;
-        ident
-    }
-
     /// A fresh batch name. Names are unique within a function (not only
     /// within a loop nest) so that an expanded body reads unambiguously.
     pub(crate) fn batch(&mut self) -> Ident {

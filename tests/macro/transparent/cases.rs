@@ -210,6 +210,11 @@ pub fn cases() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 event(format!("-> {}", Pin::new(&mut thing).pinned(D("p"))));
                 event(format!("-> {}", thing.pattern((D("x"), D("w")), D("b"))));
                 event(format!("-> {}", thing.generic([1u8, 2], D("last"))));
+                let value = 5u64;
+                // SAFETY: `value` is a live u64.
+                event(format!("-> {}", unsafe {
+                    thing.read_unsafely(&value, D("u"))
+                }));
                 event(format!("-> {}", Add::add(&mut thing, 5)));
                 event(format!("-> {}", thing.add(6)));
                 event(format!("-> {}", thing.by_value(D("v"))));
