@@ -69,17 +69,19 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                     }
                 }
             }
-            // One warning for the block, and only if no method had anything
-            // to rewrite: annotating a whole impl is how a user says "all of
-            // these", methods without loops included.
+            // Annotating a whole impl is how a user says "all of these",
+            // accessors included: in the default form, a block whose
+            // methods are all leaves is no surprise, and says nothing. In
+            // the per-site form, one warning for the block, and only if no
+            // method had anything to rewrite.
             let first = block.items.iter_mut().find_map(|member| match member {
                 ImplItem::Fn(method) if method.sig.constness.is_none() => Some(method),
                 _ => None,
             });
-            if let (false, Some(mut why), Some(method), false) = (rewrote, why, first, args.quiet) {
-                if args.mode == Mode::Scoped {
-                    why = format!("the body of each method is {LEAF}");
-                }
+            let per_site = args.mode == Mode::PerSite;
+            if let (false, Some(why), Some(method), false, true) =
+                (rewrote, why, first, args.quiet, per_site)
+            {
                 let span = block.self_ty.span();
                 let at = syn::Ident::new("this_impl", span);
                 let warning = nothing_to_rewrite(args.mode, &at, "this `impl` block", &why);

@@ -195,9 +195,11 @@ use proc_macro::TokenStream;
 /// body as `batch_alloc::scope(|| ..)`); in the per-site form, no
 /// `Box::new` call inside a loop (only inside a macro call, only passed as
 /// a value, only in closures, or no loop at all), which the default form
-/// would serve. On an `impl` block it warns once, and only if no method had
-/// anything to rewrite. `quiet` (or `#[allow(deprecated)]` on the function,
-/// which the warning borrows) silences it.
+/// would serve. An `impl` block says nothing of its leaves in the default
+/// form (annotating a block is how a user says "all of these", accessors
+/// included); in the per-site form it warns once, and only if no method
+/// had anything to rewrite. `quiet` (or `#[allow(deprecated)]` on the
+/// function, which the warning borrows) silences it.
 #[proc_macro_attribute]
 pub fn batch_alloc(args: TokenStream, item: TokenStream) -> TokenStream {
     let original = proc_macro2::TokenStream::from(item.clone());
