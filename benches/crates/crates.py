@@ -97,8 +97,30 @@ PROJECTS = {
         annotate=["serde_json", "serde_core"],
         style="serde derive / serde_json::Value",
     ),
+    "syn": dict(
+        source="syn.rs",
+        deps={
+            "syn": '{ version = "=3.0.10", default-features = false, features = ["full", "parsing", "printing"] }',
+            "quote": '{ version = "=1.0.47", default-features = false }',
+        },
+        # The input: the sources of these pinned crates, fetched from
+        # crates.io by `cargo metadata` as dev-dependencies of the
+        # workload (never built).
+        corpus={"syn": "=3.0.10", "serde_core": "=1.0.229", "serde_json": "=1.0.154", "rayon": "=1.12.0"},
+        annotate=["syn"],
+        # batch-alloc's attribute crate depends on syn: an annotated syn
+        # patched over crates.io's would depend on itself. The annotated
+        # copy is a package of another name (its library still `syn`),
+        # which the workload depends on under the name `syn`.
+        rename={"syn": "syn-annotated"},
+        # syn's own tests need the Rust repository's sources (tests/repo).
+        no_tests="syn's test suite runs over a checkout of rust-lang/rust's sources",
+        style="Rust syntax trees (syn::parse_file), Box-heavy AST",
+    ),
 }
 MIMALLOC = '{ version = "=0.1.52", default-features = false }'
+# Crates whose annotated copy is a package of another name.
+RENAMED = {c: r for p in PROJECTS.values() for c, r in p.get("rename", {}).items()}
 
 # build -> (workspace, global allocator)
 BUILDS = {
@@ -108,6 +130,7 @@ BUILDS = {
     "batch_mimalloc": ("annotated", "batch_mimalloc"),
     "scope_system": ("plain", "batch_system"),
     "scope_mimalloc": ("plain", "batch_mimalloc"),
+    "limit": ("plain", "limit"),
 }
 # Builds whose workload calls the parser inside batch_alloc::scope: the
 # crates as written, one scope around the call, as a user would write it
@@ -117,6 +140,11 @@ EXTRA_BUILDS = {
     "wrap_system": ("plain", "batch_system"),
     "wrap_mimalloc": ("plain", "batch_mimalloc"),
     "attr_glibc": ("annotated", None),
+    # Study variants of the limit (docs/runtime.md): one bump region per
+    # 16-byte size class (what segregating objects by size costs an arena
+    # in locality alone), and the region advised for huge pages.
+    "limit_classes": ("plain", "limit_classes"),
+    "limit_huge": ("plain", "limit_huge"),
 }
 BUILD_TITLES = {
     "glibc": "as written, glibc",
@@ -128,9 +156,28 @@ BUILD_TITLES = {
     "wrap_system": "as written, BatchAlloc<System> (wrapper alone)",
     "wrap_mimalloc": "as written, BatchAlloc<MiMalloc> (wrapper alone)",
     "attr_glibc": "annotated, glibc (BatchAlloc not installed)",
+    "limit": "limit: warm arena (bump, no free, reset after each drop)",
+    "limit_classes": "limit, one bump region per 16 B size class (study)",
+    "limit_huge": "limit, region advised for huge pages (study)",
 }
+# The builds the limit columns compare: scope() on BatchAlloc<MiMalloc>, and
+# plain mimalloc.
+LIMIT_BUILDS = ("limit", "limit_classes", "limit_huge")
 
+# The limit: the warm arena of workloads/limit.rs, with its two switches.
+LIMIT_RS = """#[global_allocator]
+static GLOBAL: limit::Limit = limit::Limit;
+
+pub mod limit {{
+    pub const BY_CLASS: bool = {by_class};
+    pub const HUGE_PAGES: bool = {huge};
+    include!("limit.rs");
+}}
+"""
 ALLOC_RS = {
+    "limit": LIMIT_RS.format(by_class="false", huge="false"),
+    "limit_classes": LIMIT_RS.format(by_class="true", huge="false"),
+    "limit_huge": LIMIT_RS.format(by_class="false", huge="true"),
     None: "",
     "mimalloc": """#[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -197,15 +244,22 @@ def package_name(project, build):
     return f"{project}-{build.replace('_', '-')}"
 
 
-def write_package(ws_dir, project, build, alloc, facade):
+def write_package(ws_dir, project, build, alloc, facade, renamed):
     spec = PROJECTS[project]
     name = package_name(project, build)
     deps = dict(spec["deps"])
+    for crate, path in renamed.items():
+        if crate in deps:
+            # The same requirement (features and all), served by the
+            # annotated copy under its own package name.
+            deps[crate] = re.sub(r'version = "[^"]*"',
+                                 f'package = "{spec["rename"][crate]}", path = "{path}"', deps[crate])
     if alloc in ("mimalloc", "batch_mimalloc"):
         deps["mimalloc"] = MIMALLOC
     if alloc in ("batch_system", "batch_mimalloc"):
         deps["batch-alloc"] = f'{{ path = "{facade}" }}'
     lines = [f"{k} = {v}" for k, v in deps.items()]
+    corpus = [f'{k} = "{v}"' for k, v in spec.get("corpus", {}).items() if k not in deps]
     write(os.path.join(ws_dir, name, "Cargo.toml"), f"""[package]
 name = "{name}"
 version = "0.0.0"
@@ -218,12 +272,20 @@ path = "src/main.rs"
 
 [dependencies]
 {chr(10).join(lines)}
-""")
+""" + (f"""
+# The input's sources (see the workload's `gen`): fetched, never built.
+[dev-dependencies]
+{chr(10).join(corpus)}
+""" if corpus else ""))
     src = os.path.join(ws_dir, name, "src")
     with open(os.path.join(HERE, "workloads", spec["source"])) as f:
         write(os.path.join(src, "main.rs"), f.read())
     with open(os.path.join(HERE, "workloads", "common.rs")) as f:
         write(os.path.join(src, "common.rs"), f.read())
+    limit = alloc in LIMIT_BUILDS
+    if limit:
+        with open(os.path.join(HERE, "workloads", "limit.rs")) as f:
+            write(os.path.join(src, "limit.rs"), f.read())
     stats = "None"
     if alloc in ("batch_system", "batch_mimalloc"):
         stats = """{
@@ -251,17 +313,39 @@ pub fn scoped<T>(parse: impl FnOnce() -> T) -> T {{
 pub fn stats() -> Option<[(&'static str, u64); 6]> {{
     {stats}
 }}
+
+/// The limit's warm-up protocol (see common.rs's `measure`); no-ops in
+/// the other builds.
+pub const LIMIT: bool = {"true" if limit else "false"};
+
+pub fn begin() {{
+    {"limit::begin()" if limit else ""}
+}}
+
+pub fn settle() {{
+    {"limit::settle()" if limit else ""}
+}}
+
+pub fn limit_report() -> String {{
+    {"limit::report()" if limit else '"null".to_string()'}
+}}
 """)
     return name
 
 
-def write_workspace(kind, builds, projects, facade, patches):
+def write_workspace(kind, builds, projects, facade, annotated):
+    """`annotated`: {crate: directory of its annotated copy}, for the
+    annotated workspace (patched over crates.io, or, for the crates of a
+    project's `rename`, depended on under their own name)."""
     ws_dir = os.path.join(WORK, kind)
     members = []
+    renamed_all = {c for p in projects for c in PROJECTS[p].get("rename", {})}
+    patches = {c: d for c, d in (annotated or {}).items() if c not in renamed_all}
     for project in projects:
+        renamed = {c: annotated[c] for c in PROJECTS[project].get("rename", {}) if annotated and c in annotated}
         for build, (k, alloc) in builds.items():
             if k == kind:
-                members.append(write_package(ws_dir, project, build, alloc, facade))
+                members.append(write_package(ws_dir, project, build, alloc, facade, renamed))
     patch = ""
     if patches:
         patch = "\n[patch.crates-io]\n" + "".join(
@@ -374,6 +458,14 @@ def prepare_sources(annotator, wanted, facade):
                     os.utime(os.path.join(root, f), (now, now))
             manifest = os.path.join(dest, "Cargo.toml")
             append(manifest, "\n# Added by batch-alloc's crates harness.\n[workspace]\n")
+            renamed = RENAMED.get(name)
+            if kind == "annotated" and renamed:
+                text = open(manifest).read()
+                package = re.search(r"^\[package\]\n(.*?)(?=^\[)", text, re.M | re.S)
+                header = re.sub(rf'^name = "{name}"$', f'name = "{renamed}"', package.group(1), count=1, flags=re.M)
+                if header == package.group(1) or not re.search(rf'^\[lib\]\nname = "{name.replace("-", "_")}"', text, re.M):
+                    sys.exit(f"crates.py: cannot rename {name} in {manifest}")
+                open(manifest, "w").write(text[:package.start(1)] + header + text[package.end(1):])
             if kind == "annotated":
                 result = json.loads(run([annotator, dest]).stdout.strip().splitlines()[-1])
                 if result["unparsed"]:
@@ -457,7 +549,7 @@ def facade_info(facade):
 # ---- builds -------------------------------------------------------------
 
 def build_all(builds, projects, facade, sources):
-    patches = {name: s["annotated"] for name, s in sources.items()}
+    annotated = {name: s["annotated"] for name, s in sources.items()}
     bin_dir = os.path.join(WORK, "bin")
     os.makedirs(bin_dir, exist_ok=True)
     paths = {}
@@ -466,7 +558,7 @@ def build_all(builds, projects, facade, sources):
         if not kind_builds:
             continue
         ws_dir, members = write_workspace(kind, kind_builds, projects, facade,
-                                          patches if kind == "annotated" else None)
+                                          annotated if kind == "annotated" else None)
         started = time.time()
         run(["cargo", "build", "--release", "--workspace"], cwd=ws_dir, env=cargo_env())
         log(f"built the {kind} workspace in {time.time() - started:.0f} s")
@@ -496,7 +588,16 @@ def prepare_inputs(paths, projects, builds, sizes):
             size = sizes.get(w["name"], w["size"])
             path = os.path.join(inputs_dir, f"{w['name']}-{size}.txt")
             if not os.path.exists(path):
-                run([first, "gen", w["name"], path, str(size)])
+                env = None
+                corpus = PROJECTS[project].get("corpus")
+                if corpus:
+                    found = registry_packages(os.path.join(WORK, "plain"))
+                    dirs = []
+                    for crate, req in list(corpus.items())[:size]:
+                        (version, d), = [v for v in found[crate] if v[0] == req.lstrip("=")]
+                        dirs.append(d)
+                    env = dict(os.environ, CRATES_CORPUS=":".join(dirs))
+                run([first, "gen", w["name"], path, str(size)], env=env)
             digests = {}
             for build in builds:
                 digests[build] = run([paths[(project, build)], "check", w["name"], path]).stdout.strip()
@@ -538,7 +639,12 @@ def run_tests(dest):
 
 def tests(sources):
     out = {}
+    skip = {c: p["no_tests"] for p in PROJECTS.values() if p.get("no_tests") for c in p["annotate"]}
     for name, s in sources.items():
+        if name in skip:
+            log(f"tests of {name}: not run ({skip[name]})")
+            out[name] = dict(version=s["version"], skipped=skip[name])
+            continue
         log(f"tests of {name} {s['version']}: as written ...")
         plain = run_tests(s["plain"])
         log(f"tests of {name}: annotated ...")
@@ -615,21 +721,45 @@ def rounds(paths, inputs, builds, cfg, out_dir):
     return cells
 
 
-def callgrind(paths, inputs, builds):
+PHASES = {"parse": "common::reported_parse", "drop": "common::reported_drop"}
+
+
+def phase_instructions(out_file):
+    """{"parse": n, "drop": n}: the inclusive cost of the functions that run
+    the reported parse and its drop (workloads/common.rs)."""
+    ann = run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", out_file]).stdout
+    found = {}
+    for line in ann.splitlines():
+        m = re.match(r"^\s*([\d,]+)\s+(\(\s*[\d.]+%\)\s+)?(.*)$", line)
+        if not m:
+            continue
+        for phase, name in PHASES.items():
+            if name in m.group(3):
+                found[phase] = found.get(phase, 0) + int(m.group(1).replace(",", ""))
+    if set(found) != set(PHASES):
+        raise RuntimeError(f"{out_file}: no {set(PHASES) - set(found)} in callgrind's output")
+    return found
+
+
+def callgrind(paths, inputs, builds, out_dir):
+    """({workload: {build: process instructions}}, {workload: {build:
+    {"parse", "drop"}}}), of one `once` process per build."""
     if not shutil.which("valgrind"):
         log("valgrind not found: instructions skipped")
-        return None
-    out = {}
+        return None, None
+    total, phases = {}, {}
+    os.makedirs(os.path.join(out_dir, "callgrind"), exist_ok=True)
     for w, info in inputs.items():
         started = time.time()
         for b in builds:
-            cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+            out_file = os.path.join(out_dir, "callgrind", f"{w}-{b}.callgrind")
+            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
                    paths[(info["project"], b)], "once", w, info["input"]]
             proc = run(cmd, env=cargo_env())
-            total = int(proc.stderr.split("Collected : ")[1].split()[0])
-            out.setdefault(w, {})[b] = total
+            total.setdefault(w, {})[b] = int(proc.stderr.split("Collected : ")[1].split()[0])
+            phases.setdefault(w, {})[b] = phase_instructions(out_file)
         log(f"callgrind {w}: {time.time() - started:.0f} s")
-    return out
+    return total, phases
 
 
 # ---- main ---------------------------------------------------------------
@@ -739,7 +869,7 @@ def main():
     results["timed_builds"] = list(timed)
     results["cells"] = rounds(paths, inputs, timed, cfg, out_dir)
     if cfg["callgrind"]:
-        results["instructions"] = callgrind(paths, inputs, builds)
+        results["instructions"], results["instructions_work"] = callgrind(paths, inputs, builds, out_dir)
     finish(results, out_dir, started)
 
 

@@ -13,7 +13,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from crates import BUILD_TITLES, SCRATCH  # noqa: E402
+from crates import BUILD_TITLES, ROOT, SCRATCH  # noqa: E402
 
 MODES = {"once": "parse once (a fresh process: read the input, parse, drop, exit)",
          "warm": "warm (five parses in one process; the fifth parse and its drop reported)"}
@@ -96,6 +96,115 @@ def cell_table(res, w, mode):
     return lines
 
 
+# The limit's columns: these builds' work (parse + drop of the reported
+# parse) over the limit's, measured in the same rounds.
+LIMIT_VS = ("mimalloc", "scope_mimalloc", "batch_mimalloc", "glibc", "scope_system", "batch_system")
+
+
+def work_per_round(rows):
+    return {row["round"]: med([run["parse_ns"] + run["drop_ns"] for run in row["runs"]]) for row in rows}
+
+
+def limit_figures(res, w, mode):
+    """{build: (median work ns, median ratio to the limit, (lo, hi))} and
+    the share of mimalloc's gap that scope() on BatchAlloc<MiMalloc>
+    closes, or None without a limit build."""
+    cells = res["cells"][w][mode]
+    if not cells.get("limit"):
+        return None
+    lim = work_per_round(cells["limit"])
+    out = {}
+    for b in ("limit",) + LIMIT_VS:
+        if not cells.get(b):
+            continue
+        this = work_per_round(cells[b])
+        rs = [this[r] / lim[r] for r in this if r in lim]
+        out[b] = (med(list(this.values())), med(rs), (min(rs), max(rs)))
+    share = None
+    if "mimalloc" in out and "scope_mimalloc" in out:
+        mi, ba = out["mimalloc"][1], out["scope_mimalloc"][1]
+        share = (mi - ba) / (mi - 1) if mi > 1.005 else None
+    return out, share
+
+
+def share_text(share, res, w, mode):
+    if share is None:
+        figs = limit_figures(res, w, mode)
+        return "mimalloc at the limit" if figs and figs[0].get("mimalloc") else "–"
+    return f"{100 * share:.0f}%"
+
+
+def peak(res, w, mode, b):
+    rows = res["cells"][w][mode].get(b) or []
+    runs = [run for row in rows for run in row["runs"]]
+    return med([r["maxrss_kb"] for r in runs]) if runs else None
+
+
+def work_instructions(res, w, b):
+    inst = (res.get("instructions_work") or {}).get(w, {}).get(b)
+    return inst["parse"] + inst["drop"] if inst else None
+
+
+def limit_summary(res):
+    """The table of every workload against the limit (the top of the page
+    and the README's)."""
+    L = []
+    L.append("| workload | mode | mimalloc / limit | batch / limit | share of mimalloc's gap closed | "
+             "peak RSS: mimalloc / batch / limit | instructions of the parse and drop: mimalloc / batch / limit |")
+    L.append("|---|---|---:|---:|---:|---:|---:|")
+    for w in res["inputs"]:
+        if w not in res.get("cells", {}):
+            continue
+        for mode in ("once", "warm"):
+            figs = limit_figures(res, w, mode)
+            if not figs:
+                continue
+            f, share = figs
+            rss = " / ".join(mb(peak(res, w, mode, b)).replace(" MiB", "") for b in ("mimalloc", "scope_mimalloc", "limit")) + " MiB"
+            inst = [work_instructions(res, w, b) for b in ("mimalloc", "scope_mimalloc", "limit")]
+            inst_text = " / ".join(f"{n / 1e6:,.0f}" for n in inst) + " M" if all(inst) and mode == "once" else ""
+            L.append(f"| {w} | {mode} | {x(f['mimalloc'][1])} ({f['mimalloc'][2][0]:.2f}–{f['mimalloc'][2][1]:.2f}) | "
+                     f"**{x(f['scope_mimalloc'][1])}** ({f['scope_mimalloc'][2][0]:.2f}–{f['scope_mimalloc'][2][1]:.2f}) | "
+                     f"{share_text(share, res, w, mode)} | {rss} | {inst_text} |")
+    L.append("")
+    return L
+
+
+def limit_table(res, w, mode):
+    figs = limit_figures(res, w, mode)
+    if not figs:
+        return []
+    f, share = figs
+    L = [f"Against the limit, {mode}: work is the reported parse and its drop; `/ limit` is this build's work "
+         f"over the limit's, within each round (median and range over rounds; above 1: slower than the limit).",
+         "",
+         "| build | work | / limit |",
+         "|---|---:|---:|"]
+    for b, (t, r, (lo, hi)) in f.items():
+        L.append(f"| {BUILD_TITLES.get(b, b)} | {t / 1e6:.1f} ms | {'' if b == 'limit' else f'{x(r)} ({lo:.2f}–{hi:.2f})'} |")
+    L.append("")
+    L.append(f"Share of mimalloc's gap to the limit closed by `scope()` on BatchAlloc<MiMalloc>: "
+             f"{share_text(share, res, w, mode)}.")
+    L.append("")
+    return L
+
+
+def limit_notes(res, w):
+    out = []
+    for mode in ("once", "warm"):
+        for b in res["builds"]:
+            rows = res["cells"][w][mode].get(b) or []
+            runs = [run for row in rows for run in row["runs"] if run.get("limit")]
+            if not runs:
+                continue
+            lim = runs[0]["limit"]
+            refused = max(r["limit"]["refused"] for r in runs)
+            out.append(f"{mode}, {BUILD_TITLES.get(b, b)}: {lim['bytes'] / 2**20:.1f} MiB bumped through by the "
+                       f"reported parse, {num(lim['resets'])} resets"
+                       + (f", **{refused} refused** (something outlived a parse)" if refused else ""))
+    return out
+
+
 def counters(res, w):
     out = []
     for mode in ("once", "warm"):
@@ -147,14 +256,29 @@ def main():
              "median and range over rounds. Peak RSS and faults are per process (getrusage at exit, "
              "the input text included), medians over all timed runs.")
     L.append("")
+    if res.get("cells") and any(limit_figures(res, w, "once") for w in res["cells"]):
+        L.append("## Against the limit")
+        L.append("")
+        L.append("The limit is a warm arena as the global allocator (benches/crates/workloads/limit.rs): it "
+                 "bumps a pointer, frees nothing, and is reset to a mark once each parse has been dropped, "
+                 "after a warm-up parse, so every timed parse runs through memory already faulted in. No "
+                 "allocator of individually freeable objects can cost less. *batch* is the crate as written, "
+                 "its parse in one `scope()`, on BatchAlloc<MiMalloc>. Ratios are of the work (the reported "
+                 "parse and its drop), this build's over the limit's within each round: medians over rounds, "
+                 "range in brackets; above 1, slower than the limit. Share of mimalloc's gap closed: "
+                 "(mimalloc - batch) / (mimalloc - limit), from the two median ratios. Peak RSS: medians over "
+                 "all timed runs. Instructions: callgrind, the reported parse and its drop only (inclusive "
+                 "cost of the two functions that run them), of a `once` process.")
+        L.append("")
+        L.extend(limit_summary(res))
     if res.get("annotation"):
         L.append("## What was annotated")
         L.append("")
-        L.append("| crate | version | fns | impl blocks | trait default methods | const fns left | item macros left |")
-        L.append("|---|---|---:|---:|---:|---:|---:|")
+        L.append("| crate | version | fns | impl blocks | trait default methods | const fns left | item macros left | `impl Drop` left |")
+        L.append("|---|---|---:|---:|---:|---:|---:|---:|")
         for name, a in res["annotation"].items():
             L.append(f"| {name} | {a['version']} | {a['fns']} | {a['impls']} | {a['trait_methods']} | "
-                     f"{a['const_fns_skipped']} | {a['item_macros_untouched']} |")
+                     f"{a['const_fns_skipped']} | {a['item_macros_untouched']} | {a.get('drop_impls_skipped', '–')} |")
         L.append("")
     if res.get("tests"):
         L.append("## The crates' own tests, as written and annotated")
@@ -167,6 +291,9 @@ def main():
         L.append("| crate | as written: passed / failed / ignored | annotated: passed / failed / ignored | every test the same | time as written / annotated |")
         L.append("|---|---:|---:|---|---:|")
         for name, t in res["tests"].items():
+            if t.get("skipped"):
+                L.append(f"| {name} {t['version']} | not run: {t['skipped']} | | | |")
+                continue
             p, a = t["plain"], t["annotated"]
             same = "yes" if t["identical"] else "**no**: " + ", ".join(t["differ"][:5])
             L.append(f"| {name} {t['version']} | {p['ok']} / {p['FAILED']} / {p['ignored']} | "
@@ -185,6 +312,7 @@ def main():
             L.append("")
             for mode in ("once", "warm"):
                 L.extend(cell_table(res, w, mode))
+                L.extend(limit_table(res, w, mode))
             inst = (res.get("instructions") or {}).get(w)
             if inst:
                 base = inst.get("glibc")
@@ -197,6 +325,25 @@ def main():
                 for b, n in inst.items():
                     L.append(f"| {BUILD_TITLES.get(b, b)} | {n / 1e6:,.1f} M | "
                              f"{base / n:.3f} | {mi / n:.3f} |" if base and mi else f"| {b} | {n} | | |")
+                L.append("")
+            wi = (res.get("instructions_work") or {}).get(w)
+            if wi:
+                L.append("Instructions of the reported parse and of its drop (callgrind, inclusive cost of the "
+                         "functions that run them, in a `once` process; for the limit, the parse after the "
+                         "warm-up):")
+                L.append("")
+                L.append("| build | parse | drop | parse + drop | / limit |")
+                L.append("|---|---:|---:|---:|---:|")
+                lim = wi.get("limit")
+                for b, n in wi.items():
+                    tot = n["parse"] + n["drop"]
+                    rel = f"{tot / (lim['parse'] + lim['drop']):.3f}" if lim else ""
+                    L.append(f"| {BUILD_TITLES.get(b, b)} | {n['parse'] / 1e6:,.1f} M | {n['drop'] / 1e6:,.1f} M | "
+                             f"{tot / 1e6:,.1f} M | {rel} |")
+                L.append("")
+            notes = limit_notes(res, w)
+            if notes:
+                L.append("The limit over the reported parse: " + "; ".join(notes) + ".")
                 L.append("")
             c = counters(res, w)
             if c:
