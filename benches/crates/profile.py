@@ -407,6 +407,97 @@ def callgrind(args):
     print(f"written {out_dir}")
 
 
+ALLOC_FNS = ("__rust_alloc", "__rust_dealloc", "__rust_realloc", "__rust_alloc_zeroed")
+
+
+def calls_and_inclusive(out):
+    """{fn: (calls, inclusive Ir)} of the allocator entry points in a
+    callgrind output: calls summed over every call site, the inclusive cost
+    as callgrind_annotate gives it."""
+    calls = {f: 0 for f in ALLOC_FNS}
+    names = {}
+    cfn = None
+    with open(out) as f:
+        for line in f:
+            m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+            if m:
+                if m.group(2):
+                    names[m.group(1)] = m.group(2)
+                cfn = names.get(m.group(1)) if line.startswith("cfn=") else None
+                continue
+            if line.startswith("calls=") and cfn:
+                for fn in ALLOC_FNS:
+                    if cfn.endswith("::" + fn) or cfn == fn:
+                        calls[fn] += int(line.split()[0].split("=")[1])
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", out],
+                         capture_output=True, text=True).stdout
+    incl = {f: 0 for f in ALLOC_FNS}
+    events = None
+    for line in ann.splitlines():
+        if line.startswith("Events shown:"):
+            events = line.split(":", 1)[1].split()
+        m = re.match(r"^\s*([\d,]+)\s+(\(\s*[\d.]+%\)\s+)?(.*)$", line)
+        if not m:
+            continue
+        for fn in ALLOC_FNS:
+            if re.search(rf"[:]{re.escape(fn)}\b(?!_)", m.group(3)) or m.group(3).endswith("::" + fn):
+                incl[fn] = max(incl[fn], int(m.group(1).replace(",", "")))
+    return calls, incl
+
+
+def phases(args):
+    """Per build and per phase (the reported parse, its drop): instructions,
+    the allocator's calls and inclusive cost, and with --cache-sim the
+    simulated D1 and LL misses; callgrind with --toggle-collect on each
+    phase's function (workloads/common.rs)."""
+    facade = crates.resolve_facade(args.facade or "HEAD")
+    work = crates.work_dir(facade)
+    inputs = json.load(open(os.path.join(crates.SCRATCH, "results", "latest", "results.json")))["inputs"]
+    out_dir = os.path.join(crates.SCRATCH, "profile", "phases-" + os.path.basename(work))
+    os.makedirs(out_dir, exist_ok=True)
+    summary = {}
+    for w, info in inputs.items():
+        if args.workloads and w not in args.workloads.split(","):
+            continue
+        for b in args.builds.split(","):
+            binary = os.path.join(work, "bin", crates.package_name(info["project"], b))
+            for phase in ("parse", "drop"):
+                out = os.path.join(out_dir, f"{w}-{b}-{args.mode}-{phase}.callgrind")
+                if not (args.reuse and os.path.exists(out)):
+                    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                           f"--toggle-collect=*common::reported_{phase}*"]
+                    if args.cache_sim:
+                        cmd += ["--cache-sim=yes"]
+                    cmd += [binary, args.mode, w, info["input"]]
+                    subprocess.run(cmd, capture_output=True, text=True, check=True)
+                totals = None
+                events = None
+                for line in open(out):
+                    if line.startswith("events:"):
+                        events = line.split()[1:]
+                    if line.startswith("totals:") or line.startswith("summary:"):
+                        totals = dict(zip(events, map(int, line.split()[1:])))
+                calls, incl = calls_and_inclusive(out)
+                cell = dict(totals=totals, calls=calls, inclusive=incl)
+                summary.setdefault(w, {}).setdefault(b, {})[phase] = cell
+                ir = totals["Ir"]
+                alloc_ir = sum(incl.values())
+                n = sum(calls.values())
+                line = (f"{w} {b:15} {phase:5}: {ir / 1e6:9.1f} M Ir; allocator {alloc_ir / 1e6:7.1f} M "
+                        f"({100 * alloc_ir / ir:4.1f}%) over {n:,} calls")
+                for fn in ALLOC_FNS:
+                    if calls[fn]:
+                        line += f"; {fn.replace('__rust_', '')} {calls[fn]:,} x {incl[fn] / calls[fn]:.1f}"
+                if args.cache_sim and "D1mr" in totals:
+                    d1 = totals["D1mr"] + totals["D1mw"]
+                    ll = totals["DLmr"] + totals["DLmw"]
+                    line += f"; D1 misses {d1 / 1e6:.2f} M, LL misses {ll / 1e6:.2f} M"
+                print(line, flush=True)
+    path = os.path.join(out_dir, f"summary-{args.mode}{'-cache' if args.cache_sim else ''}.json")
+    json.dump(summary, open(path, "w"), indent=1)
+    print(f"written {path}")
+
+
 def compare(args):
     """Runs the builds of several facades (variants) interleaved, `reps`
     rounds, and prints medians: the A/B of a runtime change."""
@@ -565,6 +656,13 @@ def main():
     pg.add_argument("--reps", type=int, default=3)
     pg.add_argument("--callgrind", action="store_true")
     pg.add_argument("--reuse", action="store_true")
+    ph = sub.add_parser("phases")
+    ph.add_argument("--facade")
+    ph.add_argument("--workloads")
+    ph.add_argument("--builds", default="glibc,mimalloc,scope_mimalloc,limit")
+    ph.add_argument("--mode", default="once")
+    ph.add_argument("--cache-sim", action="store_true")
+    ph.add_argument("--reuse", action="store_true")
     cp = sub.add_parser("compare")
     cp.add_argument("--facades", required=True, help="comma-separated: revisions or directories")
     cp.add_argument("--workloads")
@@ -574,6 +672,9 @@ def main():
     args = ap.parse_args()
     if args.cmd == "compare":
         compare(args)
+        return
+    if args.cmd == "phases":
+        phases(args)
         return
     if args.cmd == "programs":
         programs(args)

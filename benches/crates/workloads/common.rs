@@ -79,7 +79,7 @@ pub fn measure<T>(
         let f0 = minflt();
         let t0 = Instant::now();
         let run = || crate::alloc::scoped(|| parse(black_box(input)));
-        let value = black_box(if last { reported_parse(run) } else { earlier_parse(run) });
+        let value = black_box(if last { reported_parse(run) } else { run() });
         let t1 = Instant::now();
         let f1 = minflt();
         if last {
@@ -105,7 +105,8 @@ pub fn measure<T>(
         if last {
             reported_drop(black_box(value));
         } else {
-            earlier_drop(black_box(value));
+            drop(black_box(value));
+            crate::alloc::settle();
         }
         let t3 = Instant::now();
         let f3 = minflt();
@@ -117,9 +118,10 @@ pub fn measure<T>(
     m
 }
 
-// The reported parse and its drop run in the first two, the others in the
-// last two: callgrind's inclusive cost of each is one phase's instructions
-// (benches/crates/crates.py reads `reported_parse` and `reported_drop`).
+// The reported parse and its drop run in these two (and nothing else
+// does, or the compiler would merge identical functions): callgrind's
+// inclusive cost of each is one phase's instructions (benches/crates/crates.py
+// reads `reported_parse` and `reported_drop`).
 #[inline(never)]
 fn reported_parse<T>(run: impl FnOnce() -> T) -> T {
     run()
@@ -127,17 +129,6 @@ fn reported_parse<T>(run: impl FnOnce() -> T) -> T {
 
 #[inline(never)]
 fn reported_drop<T>(value: T) {
-    drop(value);
-    crate::alloc::settle();
-}
-
-#[inline(never)]
-fn earlier_parse<T>(run: impl FnOnce() -> T) -> T {
-    run()
-}
-
-#[inline(never)]
-fn earlier_drop<T>(value: T) {
     drop(value);
     crate::alloc::settle();
 }

@@ -7,7 +7,9 @@
 // safe); nothing is looked up, linked or written beside the objects, so
 // they sit next to each other in the order they were made; and every
 // parse after the first runs through the same addresses, which the first
-// parse already faulted in. An allocator of individually freeable objects
+// parse already faulted in, on huge pages (the region is advised for
+// them, as mimalloc's and batch-alloc's memory is; `HUGE_PAGES = false`
+// is a study build). An allocator of individually freeable objects
 // has to do at least this much per object, and more (record each free
 // somewhere a later allocation can find it), so none can cost less on a
 // program that builds a value and drops it. A bump allocator that is never
@@ -37,18 +39,25 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Reserved address space (not memory: pages are faulted in as touched).
-const REGION_BYTES: usize = 64 << 30;
+/// Reserved address space (not memory: pages are faulted in as touched):
+/// the first of 64 GiB, 32, 16, ... that the kernel (or valgrind, which
+/// has less room) grants.
+const REGION_MAX: usize = 64 << 30;
+const REGION_MIN: usize = 1 << 30;
 /// With `BY_CLASS`: one sub-region per 16-byte class up to 1 KiB, and one
 /// for everything larger.
 const SMALL_CLASSES: usize = 64;
 const CLASSES: usize = if BY_CLASS { SMALL_CLASSES + 1 } else { 1 };
-/// A power of two, so that a pointer's class is a shift of its offset.
-const CLASS_BYTES: usize = if BY_CLASS { 512 << 20 } else { REGION_BYTES };
+/// Each class's share of the region, a power of two, so that a pointer's
+/// class is a shift of its offset.
+const CLASS_SLOTS: usize = if BY_CLASS { 128 } else { 1 };
 const PAGE: usize = 4096;
 
-/// The region's start (0 until `begin`).
+/// The region's start (0 until `begin`), its size, and log2 of each
+/// class's share.
 static BASE: AtomicUsize = AtomicUsize::new(0);
+static REGION_BYTES: AtomicUsize = AtomicUsize::new(0);
+static CLASS_SHIFT: AtomicUsize = AtomicUsize::new(0);
 
 struct Arena {
     /// Next free byte of each class's sub-region (null until `begin`).
@@ -99,7 +108,7 @@ fn class_of(size: usize) -> usize {
 #[inline(always)]
 fn class_at(p: *mut u8) -> usize {
     if BY_CLASS {
-        (p.addr() - BASE.load(Ordering::Relaxed)) / CLASS_BYTES
+        (p.addr() - BASE.load(Ordering::Relaxed)) >> CLASS_SHIFT.load(Ordering::Relaxed)
     } else {
         0
     }
@@ -110,7 +119,7 @@ pub struct Limit;
 #[inline(always)]
 fn in_region(p: *mut u8) -> bool {
     let base = BASE.load(Ordering::Relaxed);
-    base != 0 && p.addr().wrapping_sub(base) < REGION_BYTES
+    base != 0 && p.addr().wrapping_sub(base) < REGION_BYTES.load(Ordering::Relaxed)
 }
 
 impl Limit {
@@ -216,33 +225,43 @@ pub fn begin() {
     const MAP_PRIVATE_ANONYMOUS_NORESERVE: i32 = 0x02 | 0x20 | 0x4000;
     const MADV_HUGEPAGE: i32 = 14;
     const HUGE: usize = 2 << 20;
-    // SAFETY: a fresh anonymous mapping; nothing else is at the address the
-    // kernel picks.
-    let p = unsafe {
-        mmap(
-            std::ptr::null_mut(),
-            REGION_BYTES + HUGE,
-            PROT_READ_WRITE,
-            MAP_PRIVATE_ANONYMOUS_NORESERVE,
-            -1,
-            0,
-        )
+    let mut region = REGION_MAX;
+    let p = loop {
+        // SAFETY: a fresh anonymous mapping; nothing else is at the address
+        // the kernel picks.
+        let p = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                region + HUGE,
+                PROT_READ_WRITE,
+                MAP_PRIVATE_ANONYMOUS_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p.addr() != usize::MAX {
+            break p;
+        }
+        assert!(region > REGION_MIN, "limit: mmap of the region failed");
+        region /= 2;
     };
-    assert!(p.addr() != usize::MAX, "limit: mmap of the region failed");
     // Start on a 2 MiB boundary, so that with HUGE_PAGES whole huge pages
     // back it.
     let base = p.wrapping_add(p.addr().wrapping_neg() & (HUGE - 1));
     if HUGE_PAGES {
         // SAFETY: inside the mapping just made.
-        unsafe { madvise(base, REGION_BYTES, MADV_HUGEPAGE) };
+        unsafe { madvise(base, region, MADV_HUGEPAGE) };
     }
+    let class_bytes = region / CLASS_SLOTS;
+    REGION_BYTES.store(region, Ordering::Relaxed);
+    CLASS_SHIFT.store(class_bytes.trailing_zeros() as usize, Ordering::Relaxed);
     BASE.store(base.addr(), Ordering::Relaxed);
     ARENA.with(|a| {
         for c in 0..CLASSES {
-            let start = base.wrapping_add(c * CLASS_BYTES);
+            let start = base.wrapping_add(c * class_bytes);
             a.top[c].set(start);
             a.mark[c].set(start);
-            a.end[c].set(start.addr() + CLASS_BYTES);
+            a.end[c].set(start.addr() + class_bytes);
         }
         a.live.set(0);
     });
@@ -296,10 +315,11 @@ pub fn settle() {
 pub fn report() -> String {
     ARENA.with(|a| {
         format!(
-            "{{\"resets\":{},\"refused\":{},\"bytes\":{},\"by_class\":{},\"huge_pages\":{}}}",
+            "{{\"resets\":{},\"refused\":{},\"bytes\":{},\"region\":{},\"by_class\":{},\"huge_pages\":{}}}",
             a.resets.get(),
             a.refused.get(),
             a.last_bytes.get(),
+            REGION_BYTES.load(Ordering::Relaxed),
             BY_CLASS,
             HUGE_PAGES
         )
