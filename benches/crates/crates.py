@@ -746,29 +746,23 @@ def rounds(paths, inputs, builds, cfg, out_dir):
     return cells
 
 
-PHASES = {"parse": "common::reported_parse", "drop": "common::reported_drop"}
-
-
-def phase_instructions(out_file):
-    """{"parse": n, "drop": n}: the inclusive cost of the functions that run
-    the reported parse and its drop (workloads/common.rs)."""
-    ann = run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", out_file]).stdout
-    found = {}
-    for line in ann.splitlines():
-        m = re.match(r"^\s*([\d,]+)\s+(\(\s*[\d.]+%\)\s+)?(.*)$", line)
-        if not m:
-            continue
-        for phase, name in PHASES.items():
-            if name in m.group(3):
-                found[phase] = found.get(phase, 0) + int(m.group(1).replace(",", ""))
-    if set(found) != set(PHASES):
-        raise RuntimeError(f"{out_file}: no {set(PHASES) - set(found)} in callgrind's output")
-    return found
+def part_total(path):
+    """Instructions of one callgrind dump."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{path}: no totals")
 
 
 def callgrind(paths, inputs, builds, out_dir):
     """({workload: {build: process instructions}}, {workload: {build:
-    {"parse", "drop"}}}), of one `once` process per build."""
+    {"parse", "drop"}}}), of one `once` process per build. Callgrind dumps
+    its counts as the reported parse starts and as its drop starts (the two
+    functions of workloads/common.rs that run them): the second part is the
+    parse, the last (written at exit) the drop and the exit after it, which
+    frees nothing but the input. (Inclusive costs would not do: the drop's
+    recursion and tail calls confuse callgrind's call graph.)"""
     if not shutil.which("valgrind"):
         log("valgrind not found: instructions skipped")
         return None, None
@@ -777,12 +771,17 @@ def callgrind(paths, inputs, builds, out_dir):
     for w, info in inputs.items():
         started = time.time()
         for b in builds:
-            out_file = os.path.join(out_dir, "callgrind", f"{w}-{b}.callgrind")
-            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
+            base = os.path.join(out_dir, "callgrind", f"{w}-{b}.callgrind")
+            for old in (base, base + ".1", base + ".2"):
+                if os.path.exists(old):
+                    os.remove(old)
+            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={base}",
+                   "--dump-before=*common::reported_parse*", "--dump-before=*common::reported_drop*",
                    paths[(info["project"], b)], "once", w, info["input"]]
-            proc = run(cmd, env=cargo_env())
-            total.setdefault(w, {})[b] = int(proc.stderr.split("Collected : ")[1].split()[0])
-            phases.setdefault(w, {})[b] = phase_instructions(out_file)
+            run(cmd, env=cargo_env())
+            parts = [part_total(p) for p in (base + ".1", base + ".2", base)]
+            total.setdefault(w, {})[b] = sum(parts)
+            phases.setdefault(w, {})[b] = dict(parse=parts[1], drop=parts[2])
         log(f"callgrind {w}: {time.time() - started:.0f} s")
     return total, phases
 
@@ -800,6 +799,7 @@ def pick(names, known, what):
 
 
 def main():
+    global WORK
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
@@ -827,10 +827,25 @@ def main():
                          "working tree as it is)")
     ap.add_argument("--note", help="a sentence for the top of the report")
     ap.add_argument("--report-only", metavar="RESULTS")
+    ap.add_argument("--callgrind-only", metavar="RESULTS",
+                    help="measure the instructions of an earlier run's builds again (same facade), into its results")
     args = ap.parse_args()
 
     if args.report_only:
         report(args.report_only)
+        return
+    if args.callgrind_only:
+        earlier = json.load(open(args.callgrind_only))
+        WORK = work_dir(earlier["facade"]["path"])
+        paths = {(info["project"], b): os.path.join(WORK, "bin", package_name(info["project"], b))
+                 for info in earlier["inputs"].values() for b in earlier["builds"]}
+        started = time.time()
+        earlier["instructions"], earlier["instructions_work"] = callgrind(
+            paths, earlier["inputs"], earlier["builds"], os.path.dirname(os.path.abspath(args.callgrind_only)))
+        earlier["callgrind_seconds"] = round(time.time() - started)
+        with open(args.callgrind_only, "w") as f:
+            json.dump(earlier, f, indent=1)
+        report(args.callgrind_only)
         return
     if not args.tests_only and not shutil.which("hyperfine"):
         sys.exit("crates: hyperfine is not on PATH (apt install hyperfine, or cargo install hyperfine)")
@@ -847,7 +862,6 @@ def main():
     if args.extra:
         builds.update(EXTRA_BUILDS)
     facade = resolve_facade(args.facade)
-    global WORK
     WORK = work_dir(facade)
     sizes = dict(s.split("=", 1) for s in args.size)
     sizes = {k: int(v) for k, v in sizes.items()}

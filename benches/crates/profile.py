@@ -15,6 +15,11 @@
         the harness builds with debug = "line-tables-only"), outputs kept in
         target/crates/profile/, and the top functions of each by exclusive
         instructions, with the allocator's share
+    python3 benches/crates/profile.py phases [--workloads A,B] [--builds A,B] [--cache-sim]
+        one callgrind run per build that dumps its counts as the reported
+        parse starts and as its drop starts: instructions of each phase by
+        category (the allocator's against the program's), and with
+        --cache-sim the simulated D1 and last-level misses of each phase
 
 Variants (comma-separated, composable), applied to a copy of the runtime
 only; nothing under rt/ in the repository changes:
@@ -324,6 +329,7 @@ CATEGORIES = [
     ("batch-alloc: free (free, queues, outbox, remote)", re.compile(r"/rt/src/(free|queues|outbox|remote)\.rs:")),
     ("batch-alloc: region, os, sync, records", re.compile(r"/rt/src/(region|os|sync|record|stats|settings|fatal)\.rs:")),
     ("batch-alloc: facade and macro helpers", re.compile(r"/(src/lib\.rs|src/report\.rs):.*batch_alloc")),
+    ("the limit's allocator (limit.rs)", re.compile(r"/src/limit\.rs:")),
     ("mimalloc", re.compile(r"libmimalloc-sys|mimalloc/v[23]/|:_?mi_\w+$")),
     ("glibc malloc", re.compile(r"(malloc/|/malloc\.c|arena\.c|hooks\.c):|:(_int_malloc|_int_free|malloc|free|cfree|realloc|_int_realloc|calloc|"
                                 r"unlink_chunk[\w.]*|malloc_consolidate|tcache\w*|sysmalloc|_int_free_\w+|__libc_\w+|"
@@ -333,6 +339,18 @@ CATEGORIES = [
     ("kernel entry, loader, libc other", re.compile(r"(/elf/|dl-|ld-linux|rtld|/sysdeps/|/libio/|/stdlib/|/nptl/)")),
 ]
 OTHER = "the program (parser, std, serde, ...)"
+ALLOCATOR_CATEGORIES = {name for name, _ in CATEGORIES
+                        if name.startswith("batch-alloc") or name in ("mimalloc", "glibc malloc")
+                        or name.startswith("the limit")}
+
+
+# The allocator by function rather than by source line: the entry points
+# (whatever they inline, core's helpers included), batch-alloc's runtime,
+# mimalloc, glibc's malloc and the limit.
+ALLOCATOR_FN = re.compile(r":(__rustc::__rust_(alloc|dealloc|realloc|alloc_zeroed)|__rdl_\w+|__rg_\w+|"
+                          r"batch_alloc_rt::.*|_?mi_\w+|\w*limit::.*|<\w+::alloc::limit::Limit .*|"
+                          r"_int_malloc|_int_free\w*|malloc|free|cfree|realloc|_int_realloc|calloc|"
+                          r"unlink_chunk[\w.]*|malloc_consolidate|tcache\w*|sysmalloc|__libc_\w+)( |$)")
 
 
 def categorize(entry):
@@ -407,49 +425,15 @@ def callgrind(args):
     print(f"written {out_dir}")
 
 
-ALLOC_FNS = ("__rust_alloc", "__rust_dealloc", "__rust_realloc", "__rust_alloc_zeroed")
-
-
-def calls_and_inclusive(out):
-    """{fn: (calls, inclusive Ir)} of the allocator entry points in a
-    callgrind output: calls summed over every call site, the inclusive cost
-    as callgrind_annotate gives it."""
-    calls = {f: 0 for f in ALLOC_FNS}
-    names = {}
-    cfn = None
-    with open(out) as f:
-        for line in f:
-            m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
-            if m:
-                if m.group(2):
-                    names[m.group(1)] = m.group(2)
-                cfn = names.get(m.group(1)) if line.startswith("cfn=") else None
-                continue
-            if line.startswith("calls=") and cfn:
-                for fn in ALLOC_FNS:
-                    if cfn.endswith("::" + fn) or cfn == fn:
-                        calls[fn] += int(line.split()[0].split("=")[1])
-    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", out],
-                         capture_output=True, text=True).stdout
-    incl = {f: 0 for f in ALLOC_FNS}
-    events = None
-    for line in ann.splitlines():
-        if line.startswith("Events shown:"):
-            events = line.split(":", 1)[1].split()
-        m = re.match(r"^\s*([\d,]+)\s+(\(\s*[\d.]+%\)\s+)?(.*)$", line)
-        if not m:
-            continue
-        for fn in ALLOC_FNS:
-            if re.search(rf"[:]{re.escape(fn)}\b(?!_)", m.group(3)) or m.group(3).endswith("::" + fn):
-                incl[fn] = max(incl[fn], int(m.group(1).replace(",", "")))
-    return calls, incl
-
-
 def phases(args):
-    """Per build and per phase (the reported parse, its drop): instructions,
-    the allocator's calls and inclusive cost, and with --cache-sim the
-    simulated D1 and LL misses; callgrind with --toggle-collect on each
-    phase's function (workloads/common.rs)."""
+    """Per build and per phase (the reported parse; its drop and the exit
+    after it): instructions, by category as `callgrind` (exclusive costs,
+    inlined lines where they were written), and with --cache-sim the
+    simulated D1 and LL misses. One callgrind run per
+    build, dumping its counts as it enters each phase's function
+    (workloads/common.rs): part 2 is the parse; the last part, written at
+    exit under the plain name, the drop and the process's exit (which frees
+    little more than the input)."""
     facade = crates.resolve_facade(args.facade or "HEAD")
     work = crates.work_dir(facade)
     inputs = json.load(open(os.path.join(crates.SCRATCH, "results", "latest", "results.json")))["inputs"]
@@ -461,15 +445,18 @@ def phases(args):
             continue
         for b in args.builds.split(","):
             binary = os.path.join(work, "bin", crates.package_name(info["project"], b))
-            for phase in ("parse", "drop"):
-                out = os.path.join(out_dir, f"{w}-{b}-{args.mode}-{phase}.callgrind")
-                if not (args.reuse and os.path.exists(out)):
-                    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                           f"--toggle-collect=*common::reported_{phase}*"]
-                    if args.cache_sim:
-                        cmd += ["--cache-sim=yes"]
-                    cmd += [binary, args.mode, w, info["input"]]
-                    subprocess.run(cmd, capture_output=True, text=True, check=True)
+            base = os.path.join(out_dir, f"{w}-{b}-{args.mode}{'-cache' if args.cache_sim else ''}.callgrind")
+            if not (args.reuse and os.path.exists(base + ".2")):
+                for old in (base, base + ".1", base + ".2"):
+                    if os.path.exists(old):
+                        os.remove(old)
+                cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={base}",
+                       "--dump-before=*common::reported_parse*", "--dump-before=*common::reported_drop*"]
+                if args.cache_sim:
+                    cmd += ["--cache-sim=yes"]
+                cmd += [binary, args.mode, w, info["input"]]
+                subprocess.run(cmd, capture_output=True, text=True, check=True)
+            for phase, out in (("parse", base + ".2"), ("drop", base)):
                 totals = None
                 events = None
                 for line in open(out):
@@ -477,22 +464,39 @@ def phases(args):
                         events = line.split()[1:]
                     if line.startswith("totals:") or line.startswith("summary:"):
                         totals = dict(zip(events, map(int, line.split()[1:])))
-                calls, incl = calls_and_inclusive(out)
-                cell = dict(totals=totals, calls=calls, inclusive=incl)
+                _, fns = annotate(out)
+                cats = {}
+                # The frames on the stack at a dump (main, the driver) are
+                # listed with the whole part's cost: not exclusive costs.
+                fns = [(n, what) for n, what in fns if n < 0.99 * totals["Ir"]]
+                for n, what in fns:
+                    c = categorize(what)
+                    cats[c] = cats.get(c, 0) + n
+                # The allocator: its functions (what they inline included)
+                # and its source lines wherever they were inlined (a free
+                # inlined into drop glue).
+                by_fn = {"allocator": 0, "memcpy/memmove": 0, "other": 0}
+                for n, what in fns:
+                    if ALLOCATOR_FN.search(what) or categorize(what) in ALLOCATOR_CATEGORIES:
+                        by_fn["allocator"] += n
+                    elif re.search(r":__mem(move|cpy)", what):
+                        by_fn["memcpy/memmove"] += n
+                    else:
+                        by_fn["other"] += n
+                cell = dict(totals=totals, categories=cats, by_function=by_fn)
                 summary.setdefault(w, {}).setdefault(b, {})[phase] = cell
                 ir = totals["Ir"]
-                alloc_ir = sum(incl.values())
-                n = sum(calls.values())
-                line = (f"{w} {b:15} {phase:5}: {ir / 1e6:9.1f} M Ir; allocator {alloc_ir / 1e6:7.1f} M "
-                        f"({100 * alloc_ir / ir:4.1f}%) over {n:,} calls")
-                for fn in ALLOC_FNS:
-                    if calls[fn]:
-                        line += f"; {fn.replace('__rust_', '')} {calls[fn]:,} x {incl[fn] / calls[fn]:.1f}"
+                line = f"{w} {b:15} {phase:5}: {ir / 1e6:9.1f} M Ir"
                 if args.cache_sim and "D1mr" in totals:
                     d1 = totals["D1mr"] + totals["D1mw"]
                     ll = totals["DLmr"] + totals["DLmw"]
-                    line += f"; D1 misses {d1 / 1e6:.2f} M, LL misses {ll / 1e6:.2f} M"
+                    line += (f"; D1 misses {d1 / 1e6:.2f} M (reads {totals['D1mr'] / 1e6:.2f}, writes "
+                             f"{totals['D1mw'] / 1e6:.2f}), LL misses {ll / 1e6:.2f} M")
+                line += "; by function: " + ", ".join(f"{k} {v / 1e6:.1f} M" for k, v in by_fn.items())
                 print(line, flush=True)
+                for c, n in sorted(cats.items(), key=lambda kv: -kv[1]):
+                    if n > 0.2e6:
+                        print(f"      {n / 1e6:9.2f} M  {100 * n / ir:5.1f}%  {c}")
     path = os.path.join(out_dir, f"summary-{args.mode}{'-cache' if args.cache_sim else ''}.json")
     json.dump(summary, open(path, "w"), indent=1)
     print(f"written {path}")
