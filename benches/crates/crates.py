@@ -24,7 +24,8 @@ Steps (everything lands under target/crates/, nothing in the repository):
    --extra also `wrap_system`, `wrap_mimalloc` (as written on BatchAlloc:
    the wrapper alone), `attr_glibc` (annotated, BatchAlloc not
    installed), and the limit's study builds `limit_classes` (one bump
-   region per size class) and `limit_4k` (no huge pages).
+   region per size class), `limit_4k` (no huge pages) and `limit_reuse`
+   (freed blocks reused, last in first out, per size class).
 2. Sources. `cargo metadata` on the plain workspace resolves and fetches
    the crates; each crate to annotate is copied from cargo's registry
    cache to target/crates/src/{plain,annotated}/NAME-VERSION; the annotated
@@ -161,6 +162,10 @@ EXTRA_BUILDS = {
     # buy it).
     "limit_classes": ("plain", "limit_classes"),
     "limit_4k": ("plain", "limit_4k"),
+    # ... and the arena with a free list per 16-byte class, the last block
+    # freed handed out first: hot reuse of freed temporaries at the least
+    # cost a freeing allocator could have.
+    "limit_reuse": ("plain", "limit_reuse"),
 }
 BUILD_TITLES = {
     "glibc": "as written, glibc",
@@ -175,10 +180,11 @@ BUILD_TITLES = {
     "limit": "limit: warm arena (bump, no free, reset after each drop)",
     "limit_classes": "limit, one bump region per 16 B size class (study)",
     "limit_4k": "limit, region on 4 KiB pages (study)",
+    "limit_reuse": "limit with a free list per 16 B class (study)",
 }
 # The builds the limit columns compare: scope() on BatchAlloc<MiMalloc>, and
 # plain mimalloc.
-LIMIT_BUILDS = ("limit", "limit_classes", "limit_4k")
+LIMIT_BUILDS = ("limit", "limit_classes", "limit_4k", "limit_reuse")
 
 # The limit: the warm arena of workloads/limit.rs, with its two switches.
 # Its region is advised for huge pages, as mimalloc's and batch-alloc's
@@ -190,13 +196,15 @@ static GLOBAL: limit::Limit = limit::Limit;
 pub mod limit {{
     pub const BY_CLASS: bool = {by_class};
     pub const HUGE_PAGES: bool = {huge};
+    pub const REUSE: bool = {reuse};
     include!("limit.rs");
 }}
 """
 ALLOC_RS = {
-    "limit": LIMIT_RS.format(by_class="false", huge="true"),
-    "limit_classes": LIMIT_RS.format(by_class="true", huge="true"),
-    "limit_4k": LIMIT_RS.format(by_class="false", huge="false"),
+    "limit": LIMIT_RS.format(by_class="false", huge="true", reuse="false"),
+    "limit_classes": LIMIT_RS.format(by_class="true", huge="true", reuse="false"),
+    "limit_4k": LIMIT_RS.format(by_class="false", huge="false", reuse="false"),
+    "limit_reuse": LIMIT_RS.format(by_class="false", huge="true", reuse="true"),
     None: "",
     "mimalloc": """#[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

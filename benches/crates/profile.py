@@ -453,7 +453,9 @@ def phases(args):
                 cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={base}",
                        "--dump-before=*common::reported_parse*", "--dump-before=*common::reported_drop*"]
                 if args.cache_sim:
-                    cmd += ["--cache-sim=yes"]
+                    # The machine's L1d and last level (valgrind's guess on
+                    # this host is a 256 MiB direct-mapped LL).
+                    cmd += ["--cache-sim=yes", f"--D1={args.d1}", f"--LL={args.ll}"]
                 cmd += [binary, args.mode, w, info["input"]]
                 subprocess.run(cmd, capture_output=True, text=True, check=True)
             for phase, out in (("parse", base + ".2"), ("drop", base)):
@@ -666,6 +668,8 @@ def main():
     ph.add_argument("--builds", default="glibc,mimalloc,scope_mimalloc,limit")
     ph.add_argument("--mode", default="once")
     ph.add_argument("--cache-sim", action="store_true")
+    ph.add_argument("--d1", default="32768,8,64", help="size,assoc,line of the simulated L1d")
+    ph.add_argument("--ll", default="33554432,16,64", help="size,assoc,line of the simulated last level")
     ph.add_argument("--reuse", action="store_true")
     cp = sub.add_parser("compare")
     cp.add_argument("--facades", required=True, help="comma-separated: revisions or directories")

@@ -1,6 +1,7 @@
 // The limit: a warm arena as the global allocator (bench code, not
 // batch-alloc). Included by the generated alloc.rs of the `limit` builds,
-// inside `mod limit`, after the two switches `BY_CLASS` and `HUGE_PAGES`.
+// inside `mod limit`, after its switches `BY_CLASS`, `HUGE_PAGES` and
+// `REUSE` (the last two study builds' only).
 //
 // Why it is a limit. Allocation is a bump of one pointer and a compare;
 // a free does nothing but count (so that the reset below is known to be
@@ -52,6 +53,8 @@ const CLASSES: usize = if BY_CLASS { SMALL_CLASSES + 1 } else { 1 };
 /// class is a shift of its offset.
 const CLASS_SLOTS: usize = if BY_CLASS { 128 } else { 1 };
 const PAGE: usize = 4096;
+/// With `REUSE`: a free list per 16-byte class up to 1 KiB.
+const REUSE_CLASSES: usize = if REUSE { 64 } else { 0 };
 
 /// The region's start (0 until `begin`), its size, and log2 of each
 /// class's share.
@@ -66,6 +69,9 @@ struct Arena {
     end: [Cell<usize>; CLASSES],
     /// Where a reset sends `top` back to.
     mark: [Cell<*mut u8>; CLASSES],
+    /// With `REUSE`: the last freed block of each class (its first word
+    /// links the one freed before), handed out again first.
+    free: [Cell<*mut u8>; REUSE_CLASSES],
     /// Allocations at or above the mark not freed yet.
     live: Cell<usize>,
     /// Warm-up done: the mark is set.
@@ -82,6 +88,7 @@ thread_local! {
             top: [const { Cell::new(std::ptr::null_mut()) }; CLASSES],
             end: [const { Cell::new(0) }; CLASSES],
             mark: [const { Cell::new(std::ptr::null_mut()) }; CLASSES],
+            free: [const { Cell::new(std::ptr::null_mut()) }; REUSE_CLASSES],
             live: Cell::new(0),
             marked: Cell::new(false),
             resets: Cell::new(0),
@@ -122,9 +129,49 @@ fn in_region(p: *mut u8) -> bool {
     base != 0 && p.addr().wrapping_sub(base) < REGION_BYTES.load(Ordering::Relaxed)
 }
 
+#[inline(always)]
+fn round16(size: usize) -> usize {
+    size.wrapping_add(15) & !15
+}
+
+/// A block's length in the region: with `REUSE`, whole 16-byte units.
+#[inline(always)]
+fn block(size: usize) -> usize {
+    if REUSE {
+        round16(size)
+    } else {
+        size
+    }
+}
+
+/// With `REUSE`, the free list of a request, if it has one.
+#[inline(always)]
+fn reuse_class(layout: Layout) -> Option<usize> {
+    (REUSE && layout.size() <= REUSE_CLASSES * 16 && layout.align() <= 16)
+        .then(|| (layout.size().max(1) - 1) / 16)
+}
+
 impl Limit {
     #[inline(always)]
     fn bump(a: &Arena, layout: Layout) -> *mut u8 {
+        let mut layout = layout;
+        if let Some(r) = reuse_class(layout) {
+            let head = a.free[r].get();
+            if !head.is_null() {
+                // SAFETY: a freed block of this class: its first word is
+                // the link `dealloc` wrote.
+                a.free[r].set(unsafe { head.cast::<*mut u8>().read() });
+                a.live.set(a.live.get() + 1);
+                return head;
+            }
+            // Whole 16-byte classes, so that a block fits any request of
+            // its class when it comes back.
+            layout = Layout::from_size_align((r + 1) * 16, 16).unwrap_or(layout);
+        } else if REUSE {
+            // Every block a whole number of 16-byte units, so that a block
+            // grown in place at the top never overlaps the next.
+            layout = Layout::from_size_align(round16(layout.size()), layout.align().max(16)).unwrap_or(layout);
+        }
         let c = class_of(layout.size());
         let top = a.top[c].get();
         let start = top.wrapping_add(top.addr().wrapping_neg() & (layout.align() - 1));
@@ -158,8 +205,17 @@ unsafe impl GlobalAlloc for Limit {
         if in_region(ptr) {
             ARENA.with(|a| {
                 let c = class_at(ptr);
-                if a.end[c].get() != 0 && ptr.addr() >= a.mark[c].get().addr() {
+                if a.end[c].get() == 0 {
+                    return;
+                }
+                if ptr.addr() >= a.mark[c].get().addr() {
                     a.live.set(a.live.get().wrapping_sub(1));
+                }
+                if let Some(r) = reuse_class(layout) {
+                    // SAFETY: the block is freed and holds at least 16
+                    // bytes, aligned to 16 (it was made for its class).
+                    unsafe { ptr.cast::<*mut u8>().write(a.free[r].get()) };
+                    a.free[r].set(ptr);
                 }
             });
             return;
@@ -180,17 +236,17 @@ unsafe impl GlobalAlloc for Limit {
             }
             if new_size <= layout.size() {
                 // Shrinking: the top comes back if this was the last one.
-                if ptr.wrapping_add(layout.size()) == a.top[c].get() {
-                    a.top[c].set(ptr.wrapping_add(new_size));
+                if ptr.wrapping_add(block(layout.size())) == a.top[c].get() {
+                    a.top[c].set(ptr.wrapping_add(block(new_size)));
                 }
                 return true;
             }
             // Growing in place: only the last allocation of its class, and
             // only within the class's sub-region.
-            if ptr.wrapping_add(layout.size()) == a.top[c].get()
-                && new_size <= a.end[c].get() - ptr.addr()
+            if ptr.wrapping_add(block(layout.size())) == a.top[c].get()
+                && block(new_size) <= a.end[c].get() - ptr.addr()
             {
-                a.top[c].set(ptr.wrapping_add(new_size));
+                a.top[c].set(ptr.wrapping_add(block(new_size)));
                 return true;
             }
             false
@@ -280,6 +336,11 @@ pub fn settle() {
             .sum();
         a.last_bytes.set(used as u64);
         let first = !a.marked.replace(true);
+        // Freed blocks are above the mark, or below one that moves up:
+        // either way not to be handed out again after this.
+        for r in 0..REUSE_CLASSES {
+            a.free[r].set(std::ptr::null_mut());
+        }
         if a.live.get() == 0 {
             for c in 0..CLASSES {
                 a.top[c].set(a.mark[c].get());
