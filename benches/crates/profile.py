@@ -26,9 +26,9 @@ only; nothing under rt/ in the repository changes:
 
 - `counters`: relaxed atomic counters on the slow paths, printed at exit on
   stderr as `BATCH_COUNTERS {json}`;
-- `thp`: the frames start on a 2 MiB boundary (the reservation grows by
-  2 MiB to allow it) and the whole frame range is `madvise(MADV_HUGEPAGE)`d
-  at reservation, so 4 MiB commits cover whole huge pages;
+- `nothp`: the region is not advised for huge pages (the runtime advises
+  all of it at reservation);
+- `refillspan`: a run's first refill takes its whole span;
 - `nodecay`: empty frames are never decommitted (the resident pool has no
   limit);
 - `populate`: each commit is followed by MADV_POPULATE_WRITE of what it
@@ -212,24 +212,19 @@ PATCHES = {
          f"""pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {{
     {c('spans_emptied')}"""),
     ],
-    "thp": [
-        ("src/region.rs", """    let Some(start) = os::reserve(META_BYTES + REGION_BYTES + FRAME_SIZE) else {
-        return false;
-    };
-    let start = start.as_ptr();
-    let misalign = start.addr() & (FRAME_SIZE - 1);
-    let aligned = start.wrapping_add((FRAME_SIZE - misalign) & (FRAME_SIZE - 1));""",
-         """    const HUGE: usize = 2 << 20;
-    let Some(start) = os::reserve(META_BYTES + REGION_BYTES + HUGE) else {
-        return false;
-    };
-    let start = start.as_ptr();
-    // The frames start on a huge-page boundary; the metadata just before.
-    let frames_at = (start.addr() + META_BYTES + HUGE - 1) & !(HUGE - 1);
-    let aligned = start.wrapping_add(frames_at - META_BYTES - start.addr());
-    unsafe {
-        libc::madvise(aligned.wrapping_add(META_BYTES).cast(), REGION_BYTES, libc::MADV_HUGEPAGE);
-    }"""),
+    # The runtime advises its region for huge pages (rt/src/region.rs);
+    # this takes the advice away, to measure what it buys.
+    "nothp": [
+        ("src/region.rs", """    unsafe { os::advise_huge_pages(aligned, META_BYTES + REGION_BYTES) };""",
+         """    let _ = aligned; // profile.py variant nothp: no huge-page advice"""),
+    ],
+    # A run's first refill takes its whole span (not FIRST_REFILL slots,
+    # doubling).
+    "refillspan": [
+        ("src/runs.rs", """        0 => FIRST_REFILL as u32,""",
+         """        0 => span_slots, // profile.py variant refillspan"""),
+        ("src/runs.rs", """use crate::config::{FIRST_REFILL, MAX_SMALL_SIZE};""",
+         """use crate::config::MAX_SMALL_SIZE;"""),
     ],
     "nodecay": [
         ("src/config.rs", "pub const POOL_RESIDENT_FRAMES: usize = 512;",
