@@ -714,8 +714,11 @@ def read_log(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def rounds(paths, inputs, builds, cfg, out_dir):
-    """{workload: {mode: {build: [per-round dict]}}}."""
+def rounds(paths, inputs, builds, cfg, out_dir, resume=False):
+    """{workload: {mode: {build: [per-round dict]}}}. With `resume`, a cell
+    (round, workload, mode) whose files an interrupted run left complete in
+    `out_dir` is read back instead of run again (the order of the builds
+    is the same: seeded by the cell)."""
     env = cargo_env()
     cells = {w: {m: {b: [] for b in builds} for m in ("once", "warm")} for w in inputs}
     names = list(inputs)
@@ -730,15 +733,19 @@ def rounds(paths, inputs, builds, cfg, out_dir):
                 logfile = os.path.join(out_dir, "runs", f"r{r}-{w}-{mode}.jsonl")
                 jsonfile = os.path.join(out_dir, "runs", f"r{r}-{w}-{mode}.hyperfine.json")
                 os.makedirs(os.path.dirname(logfile), exist_ok=True)
-                if os.path.exists(logfile):
-                    os.remove(logfile)
-                cmd = ["hyperfine", "-N", "--style", "none", "--warmup", str(cfg["warmup"]),
-                       "--runs", str(cfg["runs"]), "--export-json", jsonfile]
-                for b in order:
-                    cmd += ["-n", b, f"{paths[(info['project'], b)]} {mode} {w} {info['input']}"]
-                env_run = dict(env, CRATES_LOG=logfile)
-                load = loadavg()
-                run(cmd, env=env_run)
+                done = resume and os.path.exists(jsonfile) and len(read_log(logfile)) == \
+                    len(order) * (cfg["warmup"] + cfg["runs"])
+                load = None
+                if not done:
+                    if os.path.exists(logfile):
+                        os.remove(logfile)
+                    cmd = ["hyperfine", "-N", "--style", "none", "--warmup", str(cfg["warmup"]),
+                           "--runs", str(cfg["runs"]), "--export-json", jsonfile]
+                    for b in order:
+                        cmd += ["-n", b, f"{paths[(info['project'], b)]} {mode} {w} {info['input']}"]
+                    env_run = dict(env, CRATES_LOG=logfile)
+                    load = loadavg()
+                    run(cmd, env=env_run)
                 hf = {res["command"]: res for res in json.load(open(jsonfile))["results"]}
                 lines = read_log(logfile)
                 for b in order:
@@ -835,6 +842,9 @@ def main():
                          "working tree as it is)")
     ap.add_argument("--note", help="a sentence for the top of the report")
     ap.add_argument("--report-only", metavar="RESULTS")
+    ap.add_argument("--resume", metavar="DIR",
+                    help="go on with an interrupted run's results directory (same options): the rounds' "
+                         "cells it completed are read back, the rest run")
     ap.add_argument("--callgrind-only", metavar="RESULTS",
                     help="measure the instructions of an earlier run's builds again (same facade), into its results")
     args = ap.parse_args()
@@ -875,7 +885,7 @@ def main():
     sizes = {k: int(v) for k, v in sizes.items()}
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = os.path.join(SCRATCH, "results", stamp)
+    out_dir = os.path.abspath(args.resume) if args.resume else os.path.join(SCRATCH, "results", stamp)
     os.makedirs(out_dir, exist_ok=True)
     started = time.time()
     log(f"facade {facade}; work {WORK}; cargo target {target_dir()}; results in {out_dir}")
@@ -914,7 +924,7 @@ def main():
         return
     timed = builds if args.extra_rounds else {b: v for b, v in builds.items() if b in BUILDS}
     results["timed_builds"] = list(timed)
-    results["cells"] = rounds(paths, inputs, timed, cfg, out_dir)
+    results["cells"] = rounds(paths, inputs, timed, cfg, out_dir, resume=bool(args.resume))
     if cfg["callgrind"]:
         results["instructions"], results["instructions_work"] = callgrind(paths, inputs, builds, out_dir)
     finish(results, out_dir, started)
