@@ -328,8 +328,11 @@ def main():
                  "parse and its drop), this build's over the limit's within each round: medians over rounds, "
                  "range in brackets; above 1, slower than the limit. Share of mimalloc's gap closed: "
                  "(mimalloc - batch) / (mimalloc - limit), from the two median ratios. Peak RSS: medians over "
-                 "all timed runs. Instructions: callgrind, the reported parse and its drop only (inclusive "
-                 "cost of the two functions that run them), of a `once` process.")
+                 "all timed runs. Instructions: callgrind, the reported parse and its drop only (counted "
+                 "between dumps at the start of each), of a `once` process. On this shared machine single "
+                 "rounds moved by far more than the gaps between these builds (see the ranges): the "
+                 "instruction counts are the steady witness, and a share computed from two small gaps "
+                 "(a few per cent each) is mostly noise.")
         L.append("")
         L.extend(limit_summary(res))
     if res.get("annotation"):
@@ -391,9 +394,9 @@ def main():
                 L.append("")
             wi = (res.get("instructions_work") or {}).get(w)
             if wi:
-                L.append("Instructions of the reported parse and of its drop (callgrind, inclusive cost of the "
-                         "functions that run them, in a `once` process; for the limit, the parse after the "
-                         "warm-up):")
+                L.append("Instructions of the reported parse and of its drop (callgrind, counted between dumps "
+                         "at the start of each, in a `once` process; the drop's includes the process's exit, "
+                         "which frees little more than the input; for the limit, the parse after the warm-up):")
                 L.append("")
                 L.append("| build | parse | drop | parse + drop | / limit |")
                 L.append("|---|---:|---:|---:|---:|")
