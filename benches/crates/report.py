@@ -189,8 +189,9 @@ def readme_table(res):
     against mimalloc (once), peak RSS, and the limit's columns."""
     L = [README_BEGIN, "",
          "| workload | parse in one `scope()` | every fn and impl annotated | peak RSS, `scope()` / mimalloc | "
-         "mimalloc / limit, once · warm | batch / limit, once · warm | share of mimalloc's gap closed, once · warm |",
-         "|---|---:|---:|---:|---:|---:|---:|"]
+         "mimalloc / limit, once · warm | batch / limit, once · warm | share of mimalloc's gap closed, once · warm | "
+         "instructions of the work: mimalloc / limit, batch / limit |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for w, info in res["inputs"].items():
         if w not in res.get("cells", {}):
             continue
@@ -205,6 +206,9 @@ def readme_table(res):
                 " · ".join(x(lim[m][0]["mimalloc"][1]) for m in ("once", "warm")),
                 " · ".join(f"**{x(lim[m][0]['scope_mimalloc'][1])}**" for m in ("once", "warm")),
                 " · ".join(share_text(lim[m][1], res, w, m) for m in ("once", "warm"))]
+        inst = {b: work_instructions(res, w, b) for b in ("mimalloc", "scope_mimalloc", "limit")}
+        cols.append(f"{inst['mimalloc'] / inst['limit']:.3f}, {inst['scope_mimalloc'] / inst['limit']:.3f}"
+                    if all(inst.values()) else "–")
         L.append("| " + " | ".join(cols) + " |")
     L += ["", README_END]
     return "\n".join(L)
