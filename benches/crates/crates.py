@@ -605,6 +605,30 @@ def build_all(builds, projects, facade, sources):
     return paths
 
 
+def check_limit():
+    """Builds and runs limit_check.rs against workloads/limit.rs with each
+    setting of the limit's switches (target/crates/limit-check)."""
+    d = os.path.join(SCRATCH, "limit-check")
+    write(os.path.join(d, "Cargo.toml"), """[package]
+name = "limit-check"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[workspace]
+""")
+    for name in ("limit_check.rs", "workloads/limit.rs"):
+        with open(os.path.join(HERE, name)) as f:
+            write(os.path.join(d, "src", os.path.basename(name).replace("limit_check", "main")), f.read())
+    for by_class, huge, reuse in ((0, 1, 0), (1, 1, 0), (0, 0, 0), (0, 1, 1), (1, 0, 1)):
+        write(os.path.join(d, "src", "switches.rs"),
+              f"pub const BY_CLASS: bool = {'true' if by_class else 'false'};\n"
+              f"pub const HUGE_PAGES: bool = {'true' if huge else 'false'};\n"
+              f"pub const REUSE: bool = {'true' if reuse else 'false'};\n")
+        out = run(["cargo", "run", "--release", "--quiet"], cwd=d, env=cargo_env()).stdout.strip()
+        log(f"limit check (by class {by_class}, huge pages {huge}, reuse {reuse}): {out}")
+
+
 def workloads_of(path):
     return json.loads(run([path, "list"]).stdout)
 
@@ -913,6 +937,8 @@ def main():
         finish(results, out_dir, started)
         return
 
+    if any(b in LIMIT_BUILDS for b in builds):
+        check_limit()
     paths = build_all(builds, projects, facade, sources)
     inputs = prepare_inputs(paths, projects, builds, sizes)
     if args.workloads:
