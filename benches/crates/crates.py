@@ -53,10 +53,10 @@ Steps (everything lands under target/crates/, nothing in the repository):
    run them).
 
 Durations on the project's 2-core machine (shared with other builds):
-`--quick` (2 rounds of 3 runs, no tests, no callgrind) about 12 min from
-a cold target directory (6 min of building), 6 min warm; the full run
-with `--rounds 9 --skip-tests` about 50 min (building included); the
-crates' test suites (`--tests-only`) add about 15 min.
+building from a cold target directory about 7 min; then `--quick` (2
+rounds of 3 runs, no tests, no callgrind) about 5 min, and
+`--rounds 9 --skip-tests` about 45 min (3 min a round, callgrind 10 min);
+the crates' test suites (`--tests-only`) add about 15 min.
 
 Results: target/crates/results/<stamp>/results.json and report.md
 (target/crates/results/latest points at the newest). Standard library

@@ -16,7 +16,7 @@
 #   python3 benches/crates/report.py RESULTS --publish   # docs/crates.md and the README's table
 #
 # Durations on the project's 2-core machine, shared with other builds:
-# building from a cold target directory about 7 min; --quick QUICK_TIME
+# building from a cold target directory about 7 min; --quick about 5 min
 # with the builds done; --rounds 9 --skip-tests about 45 min with the
 # builds done (3 min a round, callgrind 10 min); the crates' tests add
 # about 15 min. See benches/crates/crates.py (or --help) for every option.
