@@ -56,7 +56,8 @@ Durations on the project's 2-core machine (shared with other builds):
 building from a cold target directory about 7 min; then `--quick` (2
 rounds of 3 runs, no tests, no callgrind) about 5 min, and
 `--rounds 9 --skip-tests` about 45 min (3 min a round, callgrind 10 min);
-the crates' test suites (`--tests-only`) add about 15 min.
+the crates' own test suites (`--tests-only`, part of a plain full run) were
+not timed for these figures.
 
 Results: target/crates/results/<stamp>/results.json and report.md
 (target/crates/results/latest points at the newest). Standard library

@@ -18,8 +18,8 @@
 # Durations on the project's 2-core machine, shared with other builds:
 # building from a cold target directory about 7 min; --quick about 5 min
 # with the builds done; --rounds 9 --skip-tests about 45 min with the
-# builds done (3 min a round, callgrind 10 min); the crates' tests add
-# about 15 min. See benches/crates/crates.py (or --help) for every option.
+# builds done (3 min a round, callgrind 10 min); the crates' own tests
+# (part of a plain full run) were not timed. See benches/crates/crates.py (or --help) for every option.
 # Needs cargo, python3 (3.11+), hyperfine; valgrind for instruction counts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
