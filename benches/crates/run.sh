@@ -19,8 +19,8 @@
 # building from a cold target directory about 7 min; --quick about 5 min
 # with the builds done; --rounds 9 --skip-tests about 45 min with the
 # builds done (3 min a round, callgrind 10 min); the crates' own tests
-# (part of a plain full run) were not timed. See benches/crates/crates.py (or --help) for every option.
-# Needs cargo, python3 (3.11+), hyperfine; valgrind for instruction counts.
+# (part of a plain full run) were not timed. See benches/crates/crates.py
+# (or --help) for every option. Needs cargo, python3 (3.11+), hyperfine; valgrind for instruction counts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 exec python3 benches/crates/crates.py "$@"
