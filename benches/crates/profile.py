@@ -15,15 +15,20 @@
         the harness builds with debug = "line-tables-only"), outputs kept in
         target/crates/profile/, and the top functions of each by exclusive
         instructions, with the allocator's share
+    python3 benches/crates/profile.py phases [--workloads A,B] [--builds A,B] [--cache-sim]
+        one callgrind run per build that dumps its counts as the reported
+        parse starts and as its drop starts: instructions of each phase by
+        category (the allocator's against the program's), and with
+        --cache-sim the simulated D1 and last-level misses of each phase
 
 Variants (comma-separated, composable), applied to a copy of the runtime
 only; nothing under rt/ in the repository changes:
 
 - `counters`: relaxed atomic counters on the slow paths, printed at exit on
   stderr as `BATCH_COUNTERS {json}`;
-- `thp`: the frames start on a 2 MiB boundary (the reservation grows by
-  2 MiB to allow it) and the whole frame range is `madvise(MADV_HUGEPAGE)`d
-  at reservation, so 4 MiB commits cover whole huge pages;
+- `nothp`: the region is not advised for huge pages (the runtime advises
+  all of it at reservation);
+- `refillspan`: a run's first refill takes its whole span;
 - `nodecay`: empty frames are never decommitted (the resident pool has no
   limit);
 - `populate`: each commit is followed by MADV_POPULATE_WRITE of what it
@@ -207,24 +212,19 @@ PATCHES = {
          f"""pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {{
     {c('spans_emptied')}"""),
     ],
-    "thp": [
-        ("src/region.rs", """    let Some(start) = os::reserve(META_BYTES + REGION_BYTES + FRAME_SIZE) else {
-        return false;
-    };
-    let start = start.as_ptr();
-    let misalign = start.addr() & (FRAME_SIZE - 1);
-    let aligned = start.wrapping_add((FRAME_SIZE - misalign) & (FRAME_SIZE - 1));""",
-         """    const HUGE: usize = 2 << 20;
-    let Some(start) = os::reserve(META_BYTES + REGION_BYTES + HUGE) else {
-        return false;
-    };
-    let start = start.as_ptr();
-    // The frames start on a huge-page boundary; the metadata just before.
-    let frames_at = (start.addr() + META_BYTES + HUGE - 1) & !(HUGE - 1);
-    let aligned = start.wrapping_add(frames_at - META_BYTES - start.addr());
-    unsafe {
-        libc::madvise(aligned.wrapping_add(META_BYTES).cast(), REGION_BYTES, libc::MADV_HUGEPAGE);
-    }"""),
+    # The runtime advises its region for huge pages (rt/src/region.rs);
+    # this takes the advice away, to measure what it buys.
+    "nothp": [
+        ("src/region.rs", """    unsafe { os::advise_huge_pages(aligned, META_BYTES + REGION_BYTES) };""",
+         """    let _ = aligned; // profile.py variant nothp: no huge-page advice"""),
+    ],
+    # A run's first refill takes its whole span (not FIRST_REFILL slots,
+    # doubling).
+    "refillspan": [
+        ("src/runs.rs", """        0 => FIRST_REFILL as u32,""",
+         """        0 => span_slots, // profile.py variant refillspan"""),
+        ("src/runs.rs", """use crate::config::{FIRST_REFILL, MAX_SMALL_SIZE};""",
+         """use crate::config::MAX_SMALL_SIZE;"""),
     ],
     "nodecay": [
         ("src/config.rs", "pub const POOL_RESIDENT_FRAMES: usize = 512;",
@@ -324,6 +324,7 @@ CATEGORIES = [
     ("batch-alloc: free (free, queues, outbox, remote)", re.compile(r"/rt/src/(free|queues|outbox|remote)\.rs:")),
     ("batch-alloc: region, os, sync, records", re.compile(r"/rt/src/(region|os|sync|record|stats|settings|fatal)\.rs:")),
     ("batch-alloc: facade and macro helpers", re.compile(r"/(src/lib\.rs|src/report\.rs):.*batch_alloc")),
+    ("the limit's allocator (limit.rs)", re.compile(r"/src/limit\.rs:")),
     ("mimalloc", re.compile(r"libmimalloc-sys|mimalloc/v[23]/|:_?mi_\w+$")),
     ("glibc malloc", re.compile(r"(malloc/|/malloc\.c|arena\.c|hooks\.c):|:(_int_malloc|_int_free|malloc|free|cfree|realloc|_int_realloc|calloc|"
                                 r"unlink_chunk[\w.]*|malloc_consolidate|tcache\w*|sysmalloc|_int_free_\w+|__libc_\w+|"
@@ -333,6 +334,18 @@ CATEGORIES = [
     ("kernel entry, loader, libc other", re.compile(r"(/elf/|dl-|ld-linux|rtld|/sysdeps/|/libio/|/stdlib/|/nptl/)")),
 ]
 OTHER = "the program (parser, std, serde, ...)"
+ALLOCATOR_CATEGORIES = {name for name, _ in CATEGORIES
+                        if name.startswith("batch-alloc") or name in ("mimalloc", "glibc malloc")
+                        or name.startswith("the limit")}
+
+
+# The allocator by function rather than by source line: the entry points
+# (whatever they inline, core's helpers included), batch-alloc's runtime,
+# mimalloc, glibc's malloc and the limit.
+ALLOCATOR_FN = re.compile(r":(__rustc::__rust_(alloc|dealloc|realloc|alloc_zeroed)|__rdl_\w+|__rg_\w+|"
+                          r"batch_alloc_rt::.*|_?mi_\w+|\w*limit::.*|<\w+::alloc::limit::Limit .*|"
+                          r"_int_malloc|_int_free\w*|malloc|free|cfree|realloc|_int_realloc|calloc|"
+                          r"unlink_chunk[\w.]*|malloc_consolidate|tcache\w*|sysmalloc|__libc_\w+)( |$)")
 
 
 def categorize(entry):
@@ -405,6 +418,85 @@ def callgrind(args):
                 print(f"   {n / 1e6:9.2f} M  {f[:160]}")
     json.dump(summary, open(os.path.join(out_dir, f"summary-{args.mode}.json"), "w"), indent=1)
     print(f"written {out_dir}")
+
+
+def phases(args):
+    """Per build and per phase (the reported parse; its drop and the exit
+    after it): instructions, by category as `callgrind` (exclusive costs,
+    inlined lines where they were written), and with --cache-sim the
+    simulated D1 and LL misses. One callgrind run per
+    build, dumping its counts as it enters each phase's function
+    (workloads/common.rs): part 2 is the parse; the last part, written at
+    exit under the plain name, the drop and the process's exit (which frees
+    little more than the input)."""
+    facade = crates.resolve_facade(args.facade or "HEAD")
+    work = crates.work_dir(facade)
+    inputs = json.load(open(os.path.join(crates.SCRATCH, "results", "latest", "results.json")))["inputs"]
+    out_dir = os.path.join(crates.SCRATCH, "profile", "phases-" + os.path.basename(work))
+    os.makedirs(out_dir, exist_ok=True)
+    summary = {}
+    for w, info in inputs.items():
+        if args.workloads and w not in args.workloads.split(","):
+            continue
+        for b in args.builds.split(","):
+            binary = os.path.join(work, "bin", crates.package_name(info["project"], b))
+            base = os.path.join(out_dir, f"{w}-{b}-{args.mode}{'-cache' if args.cache_sim else ''}.callgrind")
+            if not (args.reuse and os.path.exists(base + ".2")):
+                for old in (base, base + ".1", base + ".2"):
+                    if os.path.exists(old):
+                        os.remove(old)
+                cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={base}",
+                       "--dump-before=*common::reported_parse*", "--dump-before=*common::reported_drop*"]
+                if args.cache_sim:
+                    # The machine's L1d and last level (valgrind's guess on
+                    # this host is a 256 MiB direct-mapped LL).
+                    cmd += ["--cache-sim=yes", f"--D1={args.d1}", f"--LL={args.ll}"]
+                cmd += [binary, args.mode, w, info["input"]]
+                subprocess.run(cmd, capture_output=True, text=True, check=True)
+            for phase, out in (("parse", base + ".2"), ("drop", base)):
+                totals = None
+                events = None
+                for line in open(out):
+                    if line.startswith("events:"):
+                        events = line.split()[1:]
+                    if line.startswith("totals:") or line.startswith("summary:"):
+                        totals = dict(zip(events, map(int, line.split()[1:])))
+                _, fns = annotate(out)
+                cats = {}
+                # The frames on the stack at a dump (main, the driver) are
+                # listed with the whole part's cost: not exclusive costs.
+                fns = [(n, what) for n, what in fns if n < 0.99 * totals["Ir"]]
+                for n, what in fns:
+                    c = categorize(what)
+                    cats[c] = cats.get(c, 0) + n
+                # The allocator: its functions (what they inline included)
+                # and its source lines wherever they were inlined (a free
+                # inlined into drop glue).
+                by_fn = {"allocator": 0, "memcpy/memmove": 0, "other": 0}
+                for n, what in fns:
+                    if ALLOCATOR_FN.search(what) or categorize(what) in ALLOCATOR_CATEGORIES:
+                        by_fn["allocator"] += n
+                    elif re.search(r":__mem(move|cpy)", what):
+                        by_fn["memcpy/memmove"] += n
+                    else:
+                        by_fn["other"] += n
+                cell = dict(totals=totals, categories=cats, by_function=by_fn)
+                summary.setdefault(w, {}).setdefault(b, {})[phase] = cell
+                ir = totals["Ir"]
+                line = f"{w} {b:15} {phase:5}: {ir / 1e6:9.1f} M Ir"
+                if args.cache_sim and "D1mr" in totals:
+                    d1 = totals["D1mr"] + totals["D1mw"]
+                    ll = totals["DLmr"] + totals["DLmw"]
+                    line += (f"; D1 misses {d1 / 1e6:.2f} M (reads {totals['D1mr'] / 1e6:.2f}, writes "
+                             f"{totals['D1mw'] / 1e6:.2f}), LL misses {ll / 1e6:.2f} M")
+                line += "; by function: " + ", ".join(f"{k} {v / 1e6:.1f} M" for k, v in by_fn.items())
+                print(line, flush=True)
+                for c, n in sorted(cats.items(), key=lambda kv: -kv[1]):
+                    if n > 0.2e6:
+                        print(f"      {n / 1e6:9.2f} M  {100 * n / ir:5.1f}%  {c}")
+    path = os.path.join(out_dir, f"summary-{args.mode}{'-cache' if args.cache_sim else ''}.json")
+    json.dump(summary, open(path, "w"), indent=1)
+    print(f"written {path}")
 
 
 def compare(args):
@@ -565,6 +657,15 @@ def main():
     pg.add_argument("--reps", type=int, default=3)
     pg.add_argument("--callgrind", action="store_true")
     pg.add_argument("--reuse", action="store_true")
+    ph = sub.add_parser("phases")
+    ph.add_argument("--facade")
+    ph.add_argument("--workloads")
+    ph.add_argument("--builds", default="glibc,mimalloc,scope_mimalloc,limit")
+    ph.add_argument("--mode", default="once")
+    ph.add_argument("--cache-sim", action="store_true")
+    ph.add_argument("--d1", default="32768,8,64", help="size,assoc,line of the simulated L1d")
+    ph.add_argument("--ll", default="33554432,16,64", help="size,assoc,line of the simulated last level")
+    ph.add_argument("--reuse", action="store_true")
     cp = sub.add_parser("compare")
     cp.add_argument("--facades", required=True, help="comma-separated: revisions or directories")
     cp.add_argument("--workloads")
@@ -574,6 +675,9 @@ def main():
     args = ap.parse_args()
     if args.cmd == "compare":
         compare(args)
+        return
+    if args.cmd == "phases":
+        phases(args)
         return
     if args.cmd == "programs":
         programs(args)
