@@ -392,8 +392,7 @@ pub fn scope<R>(f: impl FnOnce() -> R) -> R {
 /// figures).
 pub mod __private {
     pub use crate::report::{Site, SiteKind};
-    pub use batch_alloc_rt::__private::{scope_on_this_thread, ErasedBatch, Scope as RawScope};
-    pub use core::iter::{IntoIterator, Iterator};
+    pub use batch_alloc_rt::__private::{scope_on_this_thread, Scope as RawScope};
 
     use crate::report::Outcome;
     use batch_alloc_rt::__private::{batchable, try_box_in_scope, ScopedFuture};
@@ -619,45 +618,16 @@ pub mod __private {
         }
     }
 
-    /// What `#[batch_alloc(per_site)]` turns `Box::new(value)` into, counted at
-    /// `site` (see [`box_from_batch`]).
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn box_from_batch_at<T, F>(
-        site: &'static Site,
-        batch: &mut ErasedBatch,
-        new: F,
-        value: T,
-    ) -> Box<T>
-    where
-        F: FnOnce(T) -> Box<T>,
-    {
-        if !cfg!(feature = "report") {
-            return box_from_batch(batch, new, value);
-        }
-        let refills = batch.refills();
-        let boxed = match batch.try_alloc(value) {
-            Ok(boxed) => {
-                site.count(Outcome::Served);
-                boxed
-            }
-            Err(value) => {
-                // A tiny loop's first boxes are lone slots: a batchable box
-                // is plain only when there is no memory.
-                site.count(plain_because::<T>(Outcome::NoMemory));
-                Box::new(value)
-            }
-        };
-        if batch.refills() != refills {
-            site.count(Outcome::Refill);
-        }
-        boxed
-    }
-
     /// What `#[batch_alloc]` turns `Box::new(value)` into: a slot from the
     /// open batch scope's run of `T`'s class, or `Box::new(value)`.
     ///
-    /// `new` is the user's own `Box::new` path, as for [`box_from_batch`].
+    /// `new` is the user's own `Box::new` path, passed along and never
+    /// called: its type must be a function from `T` to `std::boxed::Box<T>`,
+    /// so a user type or import called `Box` is a compile error at the
+    /// user's tokens, never a silent change of type. (The return type is
+    /// `Box<T>` itself, not a type inferred from `new`, so that an expected
+    /// type such as `Box<dyn Fn(&str)>` still flows into a closure's
+    /// signature.)
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn box_in_scope<T, F>(new: F, value: T) -> Box<T>
@@ -666,24 +636,5 @@ pub mod __private {
     {
         let _ = new;
         batch_alloc_rt::__private::box_in_scope(value)
-    }
-
-    /// What `#[batch_alloc(per_site)]` turns `Box::new(value)` into, inside a
-    /// loop.
-    ///
-    /// `new` is the user's own `Box::new` path, passed along and never called:
-    /// its type must be a function from `T` to `std::boxed::Box<T>`, so a user
-    /// type or import called `Box` is a compile error at the user's tokens,
-    /// never a silent change of type. (The return type is `Box<T>` itself,
-    /// not a type inferred from `new`, so that an expected type such as
-    /// `Box<dyn Fn(&str)>` still flows into a closure's signature.)
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn box_from_batch<T, F>(batch: &mut ErasedBatch, new: F, value: T) -> Box<T>
-    where
-        F: FnOnce(T) -> Box<T>,
-    {
-        let _ = new;
-        batch.alloc(value)
     }
 }

@@ -30,8 +30,6 @@ pub enum SiteKind {
     Scope,
     /// A `Box::new` of a scoped function.
     Boxed,
-    /// A `Box::new` inside a loop of a `#[batch_alloc(per_site)]` function.
-    Batched,
 }
 
 /// What happened at a site, once.
@@ -51,8 +49,6 @@ pub(crate) enum Outcome {
     NotBatched = 3,
     /// The runtime had no memory to give.
     NoMemory = 4,
-    /// A batch refilled (counted beside its boxes).
-    Refill = 5,
 }
 
 #[cfg(feature = "report")]
@@ -120,7 +116,7 @@ mod on {
 
     use super::{Outcome, SiteKind};
 
-    const OUTCOMES: usize = 6;
+    const OUTCOMES: usize = 5;
 
     /// One place in the user's code the attribute rewrote, or a `scope()`
     /// call, with its counts. One static per rewritten place.
@@ -266,7 +262,7 @@ mod on {
         );
         for site in sites {
             let counts: Vec<u64> = site.counts.iter().map(|c| c.load(Relaxed)).collect();
-            let total: u64 = counts[..Outcome::Refill as usize].iter().sum();
+            let total: u64 = counts.iter().sum();
             let place = match site.function {
                 "" => format!("{}:{}:{}", site.file, site.line, site.column),
                 name => format!("{}:{}:{} {name}", site.file, site.line, site.column),
@@ -278,7 +274,6 @@ mod on {
                 SiteKind::Future => "async",
                 SiteKind::Scope => "scope()",
                 SiteKind::Boxed => "Box::new",
-                SiteKind::Batched => "batched",
             };
             let labels: Vec<(Outcome, &str)> = match site.kind {
                 SiteKind::Function | SiteKind::Future | SiteKind::Scope => vec![
@@ -292,13 +287,6 @@ mod on {
                     (Outcome::NotInstalled, "plain: BatchAlloc not installed"),
                     (Outcome::NotBatched, "plain: type not batched"),
                     (Outcome::NoMemory, "plain: no memory"),
-                ],
-                SiteKind::Batched => vec![
-                    (Outcome::Served, "from its batch"),
-                    (Outcome::NotInstalled, "plain: BatchAlloc not installed"),
-                    (Outcome::NotBatched, "plain: type not batched"),
-                    (Outcome::NoMemory, "plain: no memory"),
-                    (Outcome::Refill, "refills"),
                 ],
             };
             let what: Vec<String> = labels

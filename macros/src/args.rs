@@ -1,49 +1,35 @@
-//! The attribute's arguments: none, `per_site`, `quiet`, or both (`boxes`
-//! is `per_site`'s old name, kept with a deprecation warning).
+//! The attribute's arguments: none, or `quiet`. `per_site` and its older
+//! name `boxes` are still accepted, with a deprecation warning at the
+//! argument: they named the per-site form, which the default form has
+//! replaced (it serves every box the per-site form did, and everything
+//! else the function allocates).
 //!
-//! Every decision the attribute makes (which calls to rewrite, where each
-//! batch or scope lives, how it is sized) follows from the syntax of the
-//! function, so the only choices left to the user are what a loop's scope
-//! does and whether to hear that there was nothing to rewrite. Anything else
-//! between the parentheses is an error that names what it found, rather
-//! than being ignored: a typo'd option silently doing nothing would be worse
-//! than no option at all.
+//! Every decision the attribute makes (how the function opens its scope,
+//! which calls to rewrite) follows from the syntax of the function, so the
+//! only choice left to the user is whether to hear that there was nothing
+//! to rewrite. Anything else between the parentheses is an error that names
+//! what it found, rather than being ignored: a typo'd option silently
+//! doing nothing would be worse than no option at all.
 
 use proc_macro2::{TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Error, Ident, Result, Token};
 
-/// What the attribute does with the function's loops.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// `#[batch_alloc]`: the function opens (or joins) this thread's batch
-    /// scope while it runs (an `async` body, for each poll), which serves
-    /// its `Box::new`s and, if the process captures, every allocation made
-    /// while it is open.
-    #[default]
-    Scoped,
-    /// `#[batch_alloc(per_site)]`: each `Box::new` inside a loop allocates
-    /// from a batch of its own declared just outside the loop; nothing else
-    /// changes.
-    PerSite,
-}
-
 /// The parsed arguments of `#[batch_alloc(...)]`.
 #[derive(Debug, Default)]
 pub(crate) struct Args {
-    pub mode: Mode,
     /// `quiet`: no warning when the attribute leaves a function as written.
     pub quiet: bool,
-    /// `boxes`, as the user wrote it, when it named the per-site form: the
-    /// expansion warns there that the name is deprecated.
-    pub old_name: Option<Ident>,
+    /// `per_site` or `boxes`, as the user wrote it: the expansion warns
+    /// there that the argument is deprecated and does nothing.
+    pub deprecated: Option<Ident>,
 }
 
 /// The arguments there are, old names included.
-const KNOWN: [&str; 3] = ["per_site", "quiet", "boxes"];
+const KNOWN: [&str; 3] = ["quiet", "per_site", "boxes"];
 
-const EXPECTED: &str = "`#[batch_alloc]` takes no argument, `per_site`, `quiet`, or both";
+const EXPECTED: &str = "`#[batch_alloc]` takes no argument, or `quiet`";
 
 impl Parse for Args {
     fn parse(input: ParseStream) -> Result<Self> {
@@ -66,10 +52,10 @@ impl Parse for Args {
             }
         };
         input.parse::<TokenStream>()?;
-        let (mut per_site, mut quiet) = (None, None);
+        let (mut deprecated, mut quiet) = (None::<Ident>, None::<Ident>);
         for name in names {
             let slot = if name == "per_site" || name == "boxes" {
-                &mut per_site
+                &mut deprecated
             } else if name == "quiet" {
                 &mut quiet
             } else {
@@ -87,10 +73,7 @@ impl Parse for Args {
             }
             *slot = Some(name);
         }
-        if let Some(name) = per_site {
-            args.mode = Mode::PerSite;
-            args.old_name = (name == "boxes").then_some(name);
-        }
+        args.deprecated = deprecated;
         args.quiet = quiet.is_some();
         Ok(args)
     }

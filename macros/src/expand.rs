@@ -4,14 +4,11 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
 use syn::{Attribute, Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt, TraitItemFn};
 
-use crate::args::{Args, Mode};
-use crate::scoped::Owner;
-use crate::shared::Names;
-use crate::{per_site, scoped};
-use syn::spanned::Spanned;
+use crate::args::Args;
+use crate::scoped::{self, Owner};
 
 /// Input:  the attribute's arguments and the item it is on.
-/// Output: the item with every loop nest of every function body rewritten.
+/// Output: the item with every function made a scope (see `scoped`).
 ///
 /// On error the caller emits the error followed by the original item, so
 /// that the error is the only one the user sees.
@@ -21,27 +18,22 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
         .map_err(|_| not_a_function(item))
         .and_then(supported);
     let (args, mut item) = both(args, item)?;
-    match &mut item {
+    let first_body = match &mut item {
         Item::Fn(function) => {
-            let nothing = rewrite_fn(
-                args.mode,
+            let leaf = !rewrite_fn(
                 &mut function.sig,
                 &function.attrs,
                 &mut function.block,
                 &Owner::Unknown,
             );
-            if let (Some(why), false) = (nothing, args.quiet) {
+            if leaf && !args.quiet {
                 let subject = format!("`{}`", function.sig.ident);
-                let warning = nothing_to_rewrite(args.mode, &function.sig.ident, &subject, &why);
+                let warning = nothing_to_rewrite(&function.sig.ident, &subject);
                 function.block.stmts.insert(0, warning);
             }
-            if let Some(boxes) = &args.old_name {
-                function.block.stmts.insert(0, old_name(boxes));
-            }
+            Some(&mut *function.block)
         }
         Item::Impl(block) => {
-            let mut rewrote = false;
-            let mut why = None;
             // How a method names itself: a trait's method through the trait,
             // so that an inherent method of the same name is not the one
             // called.
@@ -56,46 +48,26 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                 },
                 None => Owner::Inherent,
             };
+            // Annotating a whole impl is how a user says "all of these",
+            // accessors included: its leaves say nothing.
             for member in &mut block.items {
                 if let ImplItem::Fn(method) = member {
                     // The block's attribute covers the method: its own, if
                     // it has one, would check for the scope a second time.
-                    let own = take_own_attribute(&mut method.attrs);
-                    let mode = own.as_ref().map_or(args.mode, |own| own.mode);
+                    drop_own_attribute(&mut method.attrs);
                     let (sig, attrs) = (&mut method.sig, &method.attrs);
-                    match rewrite_fn(mode, sig, attrs, &mut method.block, &owner) {
-                        None => rewrote = true,
-                        Some(reason) => why = why.or(Some(reason)),
-                    }
+                    rewrite_fn(sig, attrs, &mut method.block, &owner);
                 }
             }
-            // Annotating a whole impl is how a user says "all of these",
-            // accessors included: in the default form, a block whose
-            // methods are all leaves is no surprise, and says nothing. In
-            // the per-site form, one warning for the block, and only if no
-            // method had anything to rewrite.
-            let first = block.items.iter_mut().find_map(|member| match member {
-                ImplItem::Fn(method) if method.sig.constness.is_none() => Some(method),
+            block.items.iter_mut().find_map(|member| match member {
+                ImplItem::Fn(method) => Some(&mut method.block),
                 _ => None,
-            });
-            let per_site = args.mode == Mode::PerSite;
-            if let (false, Some(why), Some(method), false, true) =
-                (rewrote, why, first, args.quiet, per_site)
-            {
-                let span = block.self_ty.span();
-                let at = syn::Ident::new("this_impl", span);
-                let warning = nothing_to_rewrite(args.mode, &at, "this `impl` block", &why);
-                method.block.stmts.insert(0, warning);
-            }
-            let first = block.items.iter_mut().find_map(|member| match member {
-                ImplItem::Fn(method) => Some(method),
-                _ => None,
-            });
-            if let (Some(boxes), Some(method)) = (&args.old_name, first) {
-                method.block.stmts.insert(0, old_name(boxes));
-            }
+            })
         }
-        _ => {}
+        _ => None,
+    };
+    if let (Some(argument), Some(body)) = (&args.deprecated, first_body) {
+        body.stmts.insert(0, deprecated_argument(argument));
     }
     Ok(item.into_token_stream())
 }
@@ -113,75 +85,47 @@ fn supported(item: Item) -> Result<Item> {
     }
 }
 
-/// Takes a method's own `#[batch_alloc(..)]` out of its attributes, with
-/// its arguments (an argument it cannot parse is dropped with it: the
-/// block's arguments apply).
-fn take_own_attribute(attrs: &mut Vec<Attribute>) -> Option<Args> {
-    let position = attrs.iter().position(|attr| {
+/// Takes a method's own `#[batch_alloc(..)]` out of its attributes: the
+/// block's covers it.
+fn drop_own_attribute(attrs: &mut Vec<Attribute>) {
+    attrs.retain(|attr| {
         attr.path()
             .segments
             .last()
-            .is_some_and(|segment| segment.ident == "batch_alloc")
-    })?;
-    let attr = attrs.remove(position);
-    match attr.meta {
-        syn::Meta::List(list) => syn::parse2::<Args>(list.tokens).ok(),
-        _ => Some(Args::default()),
-    }
+            .is_none_or(|segment| segment.ident != "batch_alloc")
+    });
 }
 
-/// Rewrites one function body. Returns why there was nothing to rewrite,
-/// if there was not.
-fn rewrite_fn(
-    mode: Mode,
-    sig: &mut Signature,
-    attrs: &[Attribute],
-    body: &mut Block,
-    owner: &Owner,
-) -> Option<String> {
-    if sig.constness.is_some() {
-        // A `const fn` cannot call `Box::new`: nothing to batch.
-        return None;
-    }
-    let mut names = Names::default();
-    match mode {
-        Mode::Scoped => match scoped::rewrite_fn(sig, attrs, body, owner) {
-            true => None,
-            false => Some(format!("its body is {LEAF}")),
-        },
-        Mode::PerSite => per_site::rewrite_fn(body, &mut names),
-    }
+/// Makes one function a scope. False, with the function as written, for a
+/// leaf; true also for a `const fn`, which cannot allocate and is left as
+/// it is without a word.
+fn rewrite_fn(sig: &mut Signature, attrs: &[Attribute], body: &mut Block, owner: &Owner) -> bool {
+    sig.constness.is_some() || scoped::rewrite_fn(sig, attrs, body, owner)
 }
 
 /// A statement that makes the compiler warn, at `at`, that the attribute
-/// in `mode` found nothing to rewrite in `subject`, and why, and what to
-/// write instead: the use of a deprecated local item (the stable way for an
-/// attribute to warn). `quiet` leaves it out, as does
-/// `#[allow(deprecated)]`.
-fn nothing_to_rewrite(mode: Mode, at: &syn::Ident, subject: &str, why: &str) -> Stmt {
-    let note = match mode {
-        Mode::Scoped => format!(
-            "`#[batch_alloc]` leaves {subject} as written: {why}. If it allocates where no \
-             scope is open, annotate the functions that call it, or write the body as \
-             `batch_alloc::scope(|| ..)`; `#[batch_alloc(quiet)]` keeps it without this warning"
-        ),
-        Mode::PerSite => format!(
-            "`#[batch_alloc(per_site)]` has nothing to rewrite in {subject}: {why}. The per-site \
-             form serves only `Box::new` calls inside loops; `#[batch_alloc]`, without `per_site`, \
-             makes the function a batch scope that serves everything it allocates; \
-             `#[batch_alloc(per_site, quiet)]` keeps this form without the warning"
-        ),
-    };
+/// leaves `subject` as written, a leaf, and what to write instead: the use
+/// of a deprecated local item (the stable way for an attribute to warn).
+/// `quiet` leaves it out, as does `#[allow(deprecated)]`.
+fn nothing_to_rewrite(at: &syn::Ident, subject: &str) -> Stmt {
+    let note = format!(
+        "`#[batch_alloc]` leaves {subject} as written: its body is {LEAF}. If it allocates where \
+         no scope is open, annotate the functions that call it, or write the body as \
+         `batch_alloc::scope(|| ..)`; `#[batch_alloc(quiet)]` keeps it without this warning"
+    );
     warning("BatchAllocHasNothingToRewrite", at.span(), &note)
 }
 
-/// A statement that makes the compiler warn, at `boxes`, that the per-site
-/// form's argument is now `per_site`.
-fn old_name(boxes: &Ident) -> Stmt {
-    let note = "`#[batch_alloc(boxes)]` is now `#[batch_alloc(per_site)]`: `boxes` named two \
-                things (this form, and `Capture::Boxes`, a scope that serves only the annotated \
-                boxes); the old name will go in a later release";
-    warning("BatchAllocBoxesIsNowPerSite", boxes.span(), note)
+/// A statement that makes the compiler warn, at `argument` (`per_site` or
+/// `boxes`), that it is deprecated and does nothing.
+fn deprecated_argument(argument: &Ident) -> Stmt {
+    let note = format!(
+        "`#[batch_alloc({argument})]` is now `#[batch_alloc]`: the per-site form is gone, and \
+         the default form serves every box it did (from the thread's runs, a pointer bump \
+         each) and everything else the function allocates; the argument will go in a later \
+         release"
+    );
+    warning("BatchAllocPerSiteIsGone", argument.span(), &note)
 }
 
 /// A statement whose only effect is a warning at `at` with `note`: the use

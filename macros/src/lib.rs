@@ -4,12 +4,11 @@
 //! documentation is on [`batch_alloc`](macro@batch_alloc).
 //!
 //! Layout: `args.rs` parses the arguments; `expand.rs` handles the item and
-//! says, with a warning, when a function is left as written; `scoped.rs` is
-//! the default form (a function is a batch scope); `per_site/` the per-site
-//! form (`per_site`: finding loop nests and their `Box::new` calls, the code
-//! they get, and the inventory its warning is made from); `shared/` what
-//! both forms use (which calls are `Box::new`, names, paths, the report's
-//! site statics).
+//! says, with a warning, when a function is left as written; `scoped/`
+//! makes a function a batch scope (how it opens the scope: a call to
+//! itself, its body in a closure, a guard, a future for `async`; the walk
+//! over its body; leaves); `shared/` the paths, sites and `Box::new`
+//! spellings the expansion builds from.
 
 /// The `VisitMut` methods every rewriting walk shares: a walk goes only
 /// where code runs when the function runs. Not into nested items (a nested
@@ -40,7 +39,6 @@ macro_rules! visit_only_run_time_code {
 
 mod args;
 mod expand;
-mod per_site;
 mod scoped;
 mod shared;
 
@@ -148,6 +146,12 @@ use proc_macro::TokenStream;
 ///   `::<T>` on `Box`: `Box::new`, `std::boxed::Box::new`,
 ///   `::std::boxed::Box::new`, `alloc::boxed::Box::new`,
 ///   `::alloc::boxed::Box::new`.
+/// - Each **`for` loop whose body boxes** tells the scope its trip count
+///   as it starts (the lower bound of its iterator's `size_hint()`), so
+///   that the run of each type it boxes refills for what the loop needs in
+///   one reservation rather than by growing steps. The head is evaluated
+///   as the compiler evaluates it (once, its temporaries living as long).
+///   `while`, `while let` and `loop` have no trip count: their runs grow.
 ///
 /// Nested items are not part of the function and are left alone; so are
 /// macro invocations (`vec![Box::new(x)]`: the attribute cannot know what a
@@ -171,17 +175,13 @@ use proc_macro::TokenStream;
 ///
 /// # Arguments
 ///
-/// - `#[batch_alloc(per_site)]`: the per-site form. Each `Box::new` that runs
-///   as part of a loop's iterations takes its slot from a batch of its own,
-///   declared just outside the outermost loop and sized by a `for` loop's
-///   `size_hint()` (the others grow their refills geometrically); nothing
-///   else changes, and no scope opens. Closures, macro invocations, a `for`
-///   loop's head and calls outside loops are left as written. Inside a
-///   scope a caller opened, the function's other allocations are still
-///   served, like everything on the thread. Its old name, `boxes`, still
-///   works, with a deprecation warning at the argument.
 /// - `#[batch_alloc(quiet)]`: no warning when the attribute leaves the
 ///   function as written (see Warnings).
+/// - `#[batch_alloc(per_site)]`, and its older name `boxes`: deprecated,
+///   and the same as no argument, with a warning at the argument. They
+///   named the per-site form (a batch per `Box::new` site of a loop), which
+///   the default form replaced: it serves every box that form did, sized by
+///   the same trip counts, and everything else the function allocates.
 ///
 /// Anything else is an error naming what it found. Whether scopes serve
 /// every allocation or only annotated `Box::new`s is a process-wide choice:
@@ -189,17 +189,13 @@ use proc_macro::TokenStream;
 ///
 /// # Warnings
 ///
-/// When the attribute leaves a function as written, the compiler warns at
-/// its name, says why and what to write instead: in the default form, a
-/// leaf (it runs in its caller's scope; annotate the callers, or write its
-/// body as `batch_alloc::scope(|| ..)`); in the per-site form, no
-/// `Box::new` call inside a loop (only inside a macro call, only passed as
-/// a value, only in closures, or no loop at all), which the default form
-/// would serve. An `impl` block says nothing of its leaves in the default
-/// form (annotating a block is how a user says "all of these", accessors
-/// included); in the per-site form it warns once, and only if no method
-/// had anything to rewrite. `quiet` (or `#[allow(deprecated)]` on the
-/// function, which the warning borrows) silences it.
+/// When the attribute leaves a function annotated alone as written (a
+/// leaf: it runs in its caller's scope), the compiler warns at its name,
+/// says why and what to write instead: annotate the callers, or write its
+/// body as `batch_alloc::scope(|| ..)`. An `impl` block says nothing of its
+/// leaves (annotating a block is how a user says "all of these", accessors
+/// included). `quiet` (or `#[allow(deprecated)]` on the function, which the
+/// warning borrows) silences it.
 #[proc_macro_attribute]
 pub fn batch_alloc(args: TokenStream, item: TokenStream) -> TokenStream {
     let original = proc_macro2::TokenStream::from(item.clone());

@@ -2,9 +2,11 @@
 //! one module per subject, named as the file it was (`cargo test --test
 //! macro -- macro_scoped` runs the scoped form's tests alone).
 //!
-//! - `macro_per_site`, `macro_scoped`: the catalogue of `macro_common/` under
-//!   `#[batch_alloc(per_site)]` and under `#[batch_alloc]`, against the code
-//!   as written.
+//! - `macro_scoped`: the catalogue of `macro_common/` under `#[batch_alloc]`,
+//!   against the code as written.
+//! - `transparent`: a corpus as written and annotated, event by event, and
+//!   the stack a recursion takes.
+//! - `impl_methods`, `return_types`: methods, returns and coercions.
 //! - `reach`: iterator chains, recursion, derived `Deserialize`, `scope()`,
 //!   rayon.
 //! - `macro_expanded`: `examples/macro-expanded.rs` is what the attribute
@@ -16,8 +18,6 @@
 //! time, each on a thread of its own. `macro_expanded` runs none (it
 //! compares text), so it needs no lock.
 
-// `macro_expanded`'s `in_boxes_mode!` takes one token tree per step.
-#![recursion_limit = "512"]
 // The functions box the way the code the attribute is for does.
 #![allow(
     clippy::vec_box,
@@ -28,9 +28,6 @@
     clippy::unnecessary_map_on_constructor,
     clippy::vec_init_then_push
 )]
-// `macro_per_site` and `macro_scoped` each compile `macro_common/scenarios.rs`
-// against their own `plain` and `batched`.
-#![allow(clippy::duplicate_mod)]
 
 #[macro_use]
 mod macro_common;
@@ -39,7 +36,6 @@ mod serial;
 
 mod impl_methods;
 mod macro_expanded;
-mod macro_per_site;
 mod macro_scoped;
 mod reach;
 mod return_types;

@@ -1,11 +1,9 @@
-//! Keeps `examples/macro-expanded.rs` equal to what `#[batch_alloc]` emits,
-//! in its default mode and as `#[batch_alloc(per_site)]`.
+//! Keeps `examples/macro-expanded.rs` equal to what `#[batch_alloc]` emits.
 //!
 //! The example's input is written once, below, in `example!`: the macro
-//! hands it to `stringify!` (the input as written), to the attribute's own
-//! expansion (through a hidden proc macro of `batch-alloc-macros`), and,
-//! with each `#[batch_alloc]` turned into `#[batch_alloc(per_site)]`, to the
-//! expansion again. The test lays the three out with prettyplease and
+//! hands it to `stringify!` (the input as written) and to the attribute's
+//! own expansion (through a hidden proc macro of `batch-alloc-macros`).
+//! The test lays the two out with prettyplease and
 //! compares the result with the committed file, both parsed and printed
 //! again, so that only the code counts, not how rustfmt laid it out. After
 //! changing the input or the macro, regenerate the file and read its diff:
@@ -13,9 +11,6 @@
 //! ```text
 //! MACRO_EXPANDED=overwrite cargo test --test macro -- macro_expanded
 //! ```
-//!
-//! (`in_boxes_mode!` takes one token tree per step: the binary's
-//! `recursion_limit` is raised for it.)
 
 use std::path::Path;
 
@@ -23,34 +18,18 @@ macro_rules! example {
     ($($input:tt)*) => {
         const INPUT: &str = stringify!($($input)*);
         const EXPANDED: &str = batch_alloc_macros::__expand_to_string!($($input)*);
-        const EXPANDED_BOXES: &str = in_boxes_mode!([] $($input)*);
-    };
-}
-
-/// The expansion of the input with every top-level `#[batch_alloc]` made
-/// `#[batch_alloc(per_site)]`.
-macro_rules! in_boxes_mode {
-    ([$($done:tt)*]) => {
-        batch_alloc_macros::__expand_to_string!($($done)*)
-    };
-    ([$($done:tt)*] #[batch_alloc] $($rest:tt)*) => {
-        in_boxes_mode!([$($done)* #[batch_alloc(per_site)]] $($rest)*)
-    };
-    ([$($done:tt)*] $next:tt $($rest:tt)*) => {
-        in_boxes_mode!([$($done)* $next] $($rest)*)
     };
 }
 
 example! {
-    /// A `for` loop in a function annotated alone. Default: a scope guard
-    /// declared first in the body, which opens the thread's scope (or joins
-    /// the one a caller opened) for the whole call and closes what it
-    /// opened when the function returns (annotated alone, a function cannot
-    /// tell whether it is free or in an impl block, so it cannot call
-    /// itself: see `Tree` below); `Box::new` made `box_in_scope_at`, which
-    /// takes a slot from the scope open on the thread (each with a static
-    /// naming its site, for the `report` feature). Per-site form: a batch
-    /// just outside the loop, sized by the iterator's `size_hint()`.
+    /// A `for` loop in a function annotated alone. Annotated alone, a
+    /// function cannot tell whether it is free or in an impl block, so it
+    /// cannot call itself (see `Tree` below): its body runs in a closure,
+    /// always inlined, called where it is inside a scope and around a scope
+    /// `run_in_scope` opens otherwise. `Box::new` made `box_in_scope_at`,
+    /// which takes a slot from the scope open on the thread (each with a
+    /// static naming its site, for the `report` feature); the loop itself
+    /// is left as written.
     #[batch_alloc]
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         let mut out = Vec::with_capacity(lines.len());
@@ -60,8 +39,7 @@ example! {
         out
     }
 
-    /// A `while let` loop: in the per-site form there is no trip count, so the
-    /// batch grows its refills.
+    /// A `while let` loop: the same, as is any loop.
     #[batch_alloc]
     pub fn list(n: u64) -> Option<Box<Node>> {
         let mut values = 0..n;
@@ -72,10 +50,8 @@ example! {
         head
     }
 
-    /// Nested loops: nothing at the loops in the default mode, whose scope
-    /// is the function (per-site form: every call site's batch at the
-    /// outermost loop, the inner loop's without a hint). A `Box::new`
-    /// outside any loop is rewritten in the default mode only.
+    /// Nested loops, and a `Box::new` outside any loop: every one is served
+    /// by the function's scope.
     #[batch_alloc]
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
         let mut out = vec![];
@@ -91,8 +67,7 @@ example! {
 
     /// A `loop` used as a value, `break` with a box, and what is left as
     /// written: a macro's tokens and `Box::new` as a value (their
-    /// allocations are served all the same, as any allocation in a scope),
-    /// and in the per-site form a closure's `Box::new`.
+    /// allocations are served all the same, as any allocation in a scope).
     #[batch_alloc]
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         let mut i = 0;
@@ -115,10 +90,8 @@ example! {
         (found, lengths)
     }
 
-    /// Iterator adapters, and a closure that loops. Default: the closures
-    /// run inside the scope open where they are called, the function's here
-    /// (per-site form: nothing outside a loop, and a closure's loop is a
-    /// nest of its own).
+    /// Iterator adapters, and a closure that loops: the closures run inside
+    /// the scope open where they are called, the function's here.
     #[batch_alloc]
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
         let repeat = |n: usize| {
@@ -180,8 +153,7 @@ example! {
     /// An `async fn` whose loop awaits. Default: the body becomes a future
     /// each of whose polls opens or joins the polling thread's scope and
     /// closes it before returning, so no scope is held while the future is
-    /// suspended, wherever its awaits are (in a macro's tokens too); boxes
-    /// mode keeps its batch in the future.
+    /// suspended, wherever its awaits are (in a macro's tokens too).
     #[batch_alloc]
     pub async fn sum_boxed(values: Vec<u64>) -> u64 {
         let mut sum = 0;
@@ -195,9 +167,8 @@ example! {
 const PRELUDE: &str = r#"
     //! What `#[batch_alloc]` emits: `mod input` holds functions as written,
     //! `mod expanded` the same functions as the attribute rewrites them, and
-    //! `mod expanded_per_site` as `#[batch_alloc(per_site)]` rewrites them. `main`
-    //! runs all three and checks that they agree, and that the default
-    //! expansion is served as much as the real attribute.
+    //! `main` runs both and checks that they agree, and that the expansion is
+    //! served as much as the real attribute.
     //!
     //! Generated by `tests/macro_expanded.rs`, which also keeps it in sync
     //! with the macro: edit the input there, then run
@@ -207,13 +178,10 @@ const PRELUDE: &str = r#"
     //!
     //! (Clippy leaves code that a macro generated alone, and this printed
     //! copy of it is plain code: hence `match_single_binding`. The other
-    //! lints allowed are about boxing at all, which is the example's point,
-    //! and the per-site form's warning that it has nothing to rewrite in
-    //! `lengths`, whose boxes are all made outside loops.)
+    //! lints allowed are about boxing at all, which is the example's point.)
 
     #![forbid(unsafe_code)]
     #![allow(
-        deprecated,
         clippy::match_single_binding,
         clippy::vec_box,
         clippy::box_collection,
@@ -278,13 +246,12 @@ const MAIN: &str = r#"
     }
 
     /// Runs `f`; returns its result, printed, and the allocations batch
-    /// scopes and batches served meanwhile.
+    /// scopes served meanwhile.
     fn run<R: std::fmt::Debug>(f: impl FnOnce() -> R) -> (String, u64) {
         let before = stats();
         let result = f();
         let after = stats();
-        let served = after.scoped_allocations - before.scoped_allocations
-            + (after.batched_boxes - before.batched_boxes);
+        let served = after.scoped_allocations - before.scoped_allocations;
         (format!("{result:?}"), served)
     }
 
@@ -293,21 +260,17 @@ const MAIN: &str = r#"
         let words = ["a", "bb", "ccc"];
         let values = || vec![1, 2, 3];
         let runs = [
-            ("parse", run(|| input::parse(&lines)), run(|| expanded::parse(&lines)), run(|| expanded_per_site::parse(&lines))),
-            ("list", run(|| input::list(20)), run(|| expanded::list(20)), run(|| expanded_per_site::list(20))),
-            ("grid", run(|| input::grid(3, 4)), run(|| expanded::grid(3, 4)), run(|| expanded_per_site::grid(3, 4))),
-            ("first_long", run(|| input::first_long(&words, 2)), run(|| expanded::first_long(&words, 2)), run(|| expanded_per_site::first_long(&words, 2))),
-            ("lengths", run(|| input::lengths(&words)), run(|| expanded::lengths(&words)), run(|| expanded_per_site::lengths(&words))),
-            ("tree", run(|| { let mut t = input::Tree::leaf(5); t.extend([3, 8, 1, 4]); t }), run(|| { let mut t = expanded::Tree::leaf(5); t.extend([3, 8, 1, 4]); t }), run(|| { let mut t = expanded_per_site::Tree::leaf(5); t.extend([3, 8, 1, 4]); t })),
-            ("sum_boxed", run(|| block_on(input::sum_boxed(values()))), run(|| block_on(expanded::sum_boxed(values()))), run(|| block_on(expanded_per_site::sum_boxed(values())))),
+            ("parse", run(|| input::parse(&lines)), run(|| expanded::parse(&lines))),
+            ("list", run(|| input::list(20)), run(|| expanded::list(20))),
+            ("grid", run(|| input::grid(3, 4)), run(|| expanded::grid(3, 4))),
+            ("first_long", run(|| input::first_long(&words, 2)), run(|| expanded::first_long(&words, 2))),
+            ("lengths", run(|| input::lengths(&words)), run(|| expanded::lengths(&words))),
+            ("tree", run(|| { let mut t = input::Tree::leaf(5); t.extend([3, 8, 1, 4]); t }), run(|| { let mut t = expanded::Tree::leaf(5); t.extend([3, 8, 1, 4]); t })),
+            ("sum_boxed", run(|| block_on(input::sum_boxed(values()))), run(|| block_on(expanded::sum_boxed(values())))),
         ];
-        for (name, written, emitted, boxes) in runs {
+        for (name, written, emitted) in runs {
             assert_eq!(written, emitted, "{name}: the printed expansion disagrees");
-            assert_eq!(written.0, boxes.0, "{name}: the per-site form changed a result");
-            println!(
-                "{name}: {} allocations from the scope; in the per-site form, {} boxes from batches",
-                written.1, boxes.1
-            );
+            println!("{name}: {} allocations from the scope", written.1);
         }
     }
 "#;
@@ -327,11 +290,7 @@ fn render() -> String {
             use super::*;
             {EXPANDED}
         }}
-        /// The same functions as `#[batch_alloc(per_site)]` emits them.
-        mod expanded_per_site {{
-            use super::*;
-            {EXPANDED_BOXES}
-        }}
+
         {MAIN}"
     );
     let file = syn::parse_file(&source).expect("the example parses");

@@ -376,29 +376,6 @@ fn nested_annotated_functions_and_recursion_join_the_scope() {
     });
 }
 
-#[batch_alloc(per_site)]
-fn boxes_mode_seen(n: u64) -> (Vec<Option<bool>>, Vec<Box<u64>>) {
-    let (mut seen, mut boxes) = (Vec::new(), Vec::new());
-    for i in 0..n {
-        seen.push(scope_on_this_thread());
-        boxes.push(Box::new(i));
-    }
-    (seen, boxes)
-}
-
-#[test]
-fn boxes_mode_opens_no_scope() {
-    with_capture(Capture::All, || {
-        let before = stats();
-        let (seen, boxes) = boxes_mode_seen(100);
-        let after = stats();
-        assert_eq!(seen, [None; 100]);
-        assert_eq!(unbox(boxes), (0..100).collect::<Vec<_>>());
-        assert!(after.batched_boxes > before.batched_boxes);
-        assert_eq!(after.scoped_allocations, before.scoped_allocations);
-    });
-}
-
 #[test]
 fn async_fns_on_one_thread() {
     counted(|| {

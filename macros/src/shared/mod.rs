@@ -1,5 +1,5 @@
-//! What both forms of the attribute share: names for generated locals, the
-//! paths generated code names, the per-site report's statics, blocks.
+//! What the expansion builds from: the paths generated code names, the
+//! per-site report's statics, blocks, and which calls are `Box::new`.
 //!
 //! Everything generated names `::batch_alloc::__private::...` and nothing
 //! else, so user imports and shadowed prelude names cannot change what it
@@ -10,26 +10,10 @@
 pub(crate) mod box_new;
 
 use proc_macro2::{Ident, Span};
-use quote::{format_ident, quote_spanned};
+use quote::quote_spanned;
 use syn::punctuated::Punctuated;
 use syn::token;
-use syn::{Attribute, Block, Expr, ExprBlock, Path, PathSegment, Stmt};
-
-/// Hands out the names of generated locals for one function.
-#[derive(Debug, Default)]
-pub(crate) struct Names {
-    batches: usize,
-}
-
-impl Names {
-    /// A fresh batch name. Names are unique within a function (not only
-    /// within a loop nest) so that an expanded body reads unambiguously.
-    pub(crate) fn batch(&mut self) -> Ident {
-        let ident = format_ident!("__batch{}", self.batches, span = Span::mixed_site());
-        self.batches += 1;
-        ident
-    }
-}
+use syn::{Expr, Path, PathSegment};
 
 /// Input:  a kind of site (`Loop`, `Boxed`, `Batched`) and the user's tokens
 ///         it stands for
@@ -66,28 +50,6 @@ pub(crate) fn named_site(kind: &str, function: &str, at: Span) -> Expr {
             &#name
         }
     })
-}
-
-pub(crate) fn block(attrs: Vec<Attribute>, stmts: Vec<Stmt>) -> Expr {
-    Expr::Block(ExprBlock {
-        attrs,
-        label: None,
-        block: Block {
-            brace_token: token::Brace(Span::mixed_site()),
-            stmts,
-        },
-    })
-}
-
-/// Moves a loop's outer attributes (lint levels, in practice) to the block
-/// that replaces it, so that they still cover all of it.
-pub(crate) fn take_attrs(looped: &mut Expr) -> Vec<Attribute> {
-    match looped {
-        Expr::ForLoop(e) => std::mem::take(&mut e.attrs),
-        Expr::While(e) => std::mem::take(&mut e.attrs),
-        Expr::Loop(e) => std::mem::take(&mut e.attrs),
-        _ => Vec::new(),
-    }
 }
 
 /// `::batch_alloc::__private::#name`

@@ -1,19 +1,14 @@
 //! What the behaviour tests of `#[batch_alloc]` share: the catalogue of
-//! functions (`catalogue!`), written once and compiled twice in each mode's
-//! module, as written in `plain` and under the attribute in `batched`; the
-//! types those functions use; the tests both modes run (`scenarios.rs`);
-//! and a small executor that moves futures between threads (`pool`).
+//! functions (`catalogue!`), written once and compiled twice, as written in
+//! `plain` and under the attribute in `batched`; the types those functions
+//! use; the scenarios that run them (`scenarios.rs`); and a small executor
+//! that moves futures between threads (`pool`).
 //!
-//! Each mode's module invokes `catalogue!` and declares its own copy of
-//! `scenarios` (`#[path = "macro_common/scenarios.rs"] mod scenarios;`),
-//! which finds that mode's `plain` and `batched` as `super::plain` and
-//! `super::batched`.
-//!
-//! `macro_per_site.rs` compiles the catalogue under `#[batch_alloc(per_site)]`,
-//! `macro_scoped.rs` under `#[batch_alloc]`. Each function must give the
-//! same results both ways; which of its boxes the runtime serves differs
-//! by mode, and each module states its own expectations of what each
-//! scenario counts.
+//! `macro_scoped.rs` invokes `catalogue!` and declares `scenarios` (`#[path
+//! = "macro_common/scenarios.rs"] mod scenarios;`), which finds `plain` and
+//! `batched` as `super::plain` and `super::batched`. Each function must give
+//! the same results both ways, and the module states what each scenario
+//! counts.
 
 // Each test binary uses part of what is here.
 #![allow(dead_code)]

@@ -6,5 +6,10 @@ fn twice(n: u64) -> Vec<Box<u64>> {
 }
 
 fn main() {
-    let _ = twice(1);
+    let _ = (twice(1), quietly(1));
+}
+
+#[batch_alloc(quiet, quiet)]
+fn quietly(x: u64) -> u64 {
+    x
 }

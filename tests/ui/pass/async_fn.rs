@@ -1,7 +1,8 @@
 // `async fn`s (free and methods) whose loops await, in every position an
-// await can take in a loop: the scope guard (or, in the per-site form, the batch)
-// lives in the future, suspended at each await, and the future stays
-// `Send` (some are run on another thread below).
+// await can take in a loop: the future opens the scope each time it is
+// polled and closes it before it returns, so nothing of the scope is held
+// across an await, and the future stays `Send` (some are run on another
+// thread below).
 #![forbid(unsafe_code)]
 #![deny(warnings)]
 
@@ -51,7 +52,7 @@ async fn awaits_everywhere(n: u64) -> Vec<Box<u64>> {
     out
 }
 
-#[batch_alloc(per_site)]
+#[batch_alloc]
 async fn collect_boxes(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {

@@ -46,7 +46,7 @@ fn positions(words: &[&str]) -> (usize, Box<String>, u64) {
     (labelled, first, sum)
 }
 
-#[batch_alloc(per_site)]
+#[batch_alloc]
 fn boxes_tail(n: u64) -> Box<u64> {
     let mut i = 0;
     loop {

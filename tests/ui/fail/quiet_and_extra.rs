@@ -1,7 +1,7 @@
-// `per_site` takes nothing after it.
+// `quiet` takes nothing after it.
 use batch_alloc::batch_alloc;
 
-#[batch_alloc(per_site, extra)]
+#[batch_alloc(quiet, extra)]
 fn boxes(n: u64) -> Vec<Box<u64>> {
     let mut out = Vec::new();
     for i in 0..n {
@@ -10,7 +10,7 @@ fn boxes(n: u64) -> Vec<Box<u64>> {
     out
 }
 
-#[batch_alloc(per_site = true)]
+#[batch_alloc(quiet = true)]
 fn more_boxes(n: u64) -> Vec<Box<u64>> {
     boxes(n)
 }
