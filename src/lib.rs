@@ -193,8 +193,9 @@
 //!
 //! # `Batch` by hand
 //!
-//! The attribute's per-site form is a convenience over
-//! [`Batch<T>`](Batch), which can be used directly; it needs no scope:
+//! Code that knows how many boxes of one type it is about to make can say
+//! so with a [`Batch<T>`](Batch): a run of `T`'s size class of its own,
+//! its first refill the capacity, in one call. It needs no scope:
 //!
 //! ```
 //! use batch_alloc::{Batch, BatchAlloc};
@@ -209,10 +210,9 @@
 //! assert_eq!(*boxes[3], "delta");
 //! ```
 //!
-//! [`Batch::new`] is for a loop of unknown length; its refills grow by a
-//! [`Growth`] policy, chosen per batch ([`Batch::with_growth`]) or for the
-//! process ([`set_default_growth`]). [`size_classes`] lists the slot sizes,
-//! and [`limits`] the constants the runtime is built with.
+//! [`Batch::new`] is for a loop of unknown length: its refills double, as
+//! a scope's runs do. [`size_classes`] lists the slot sizes, and [`limits`]
+//! the constants the runtime is built with.
 //!
 //! # Seeing what happened: `stats()` and `report()`
 //!
@@ -314,8 +314,8 @@
 
 pub use batch_alloc_macros::batch_alloc;
 pub use batch_alloc_rt::{
-    capture, default_growth, is_active, limits, set_capture, set_default_growth, size_classes,
-    stats, trim, Batch, BatchAlloc, Capture, Growth, SizeClass, Stats,
+    capture, is_active, limits, set_capture, size_classes, stats, trim, Batch, BatchAlloc, Capture,
+    SizeClass, Stats,
 };
 
 /// `deserialize_with` helpers that fill containers of boxes (`Vec<Box<T>>`,

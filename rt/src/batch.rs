@@ -1,27 +1,25 @@
-//! Batches: loop-scoped runs of slots, handed out as real `Box<T>`s.
+//! Batches: a typed front over a run of slots, for code that knows how many
+//! boxes of one type it is about to make.
 
 use core::fmt;
 use core::marker::PhantomData;
-use core::ptr::{self, NonNull};
+use core::ptr::NonNull;
 
-use crate::class::{self, class_of, stride_of, NO_CLASS};
-use crate::config::{FIRST_REFILL, TINY_LOOP};
-use crate::cursor::{box_in_slot, LocalCursor};
-use crate::growth::{default_growth_code, Growth};
+use crate::class::{self, class_of, NO_CLASS};
+use crate::cursor::box_in_slot;
 use crate::heap;
-use crate::link::{self, read_link};
 use crate::probe::is_active;
 use crate::queues::give_back;
-use crate::region::{self, frame_base};
-use crate::reserve::{reserve, reserve_one};
+use crate::region::frame_base;
+use crate::runs;
 use crate::settings::warn_not_installed;
 use crate::thread;
-use crate::types::{OwnedHeap, Tally, NO_HEAP};
+use crate::types::{OwnedHeap, Run, Tally, NO_HEAP};
 
-/// A loop-scoped batch of `T` slots. Each [`alloc`](Batch::alloc) returns a
-/// real `Box<T>` that can be moved to any thread, freed at any time, turned
-/// into `Box<dyn Trait>`, pinned, leaked or round-tripped through
-/// `Box::into_raw`.
+/// Slots for about `capacity` boxes of `T`, reserved from one span in one
+/// call. Each [`alloc`](Batch::alloc) returns a real `Box<T>` that can be
+/// moved to any thread, freed at any time, turned into `Box<dyn Trait>`,
+/// pinned, leaked or round-tripped through `Box::into_raw`.
 ///
 /// ```
 /// use batch_alloc_rt::{Batch, BatchAlloc};
@@ -36,315 +34,75 @@ use crate::types::{OwnedHeap, Tally, NO_HEAP};
 /// assert_eq!(*boxes[1], "beta");
 /// ```
 ///
-/// The fast path is a pointer bump, or a pop from a list of recycled slots:
-/// no atomic instruction, no thread-local lookup, no call. When the
-/// reservation is used up, one call reserves the next from the current
-/// thread's heap.
-/// Nothing is reserved before the first `alloc`, and a loop of one or two
-/// allocations never reserves slots ahead (a refill costs more than so short a
-/// loop would save): the first two allocations of a batch hinted at two or
-/// fewer, or not hinted, each reserve one slot of the current thread's
-/// heap and hand it out at once, a little cheaper than a
-/// `Box::new` from the system allocator, and nothing stays reserved. When
-/// [`BatchAlloc`] is not the global allocator, or `T` is not batched
-/// (zero-sized, aligned past a page, larger than the largest size class),
-/// `alloc` is `Box::new`.
+/// A batch is a run of `T`'s size class, the same walk a batch scope makes
+/// for every box it serves: a pointer bump through a fresh stretch, then a
+/// pop from a list of recycled slots, with no atomic instruction, no
+/// thread-local lookup and no call. The first refill asks for the capacity
+/// (up to a span's slots), each later one for twice the last, as a scope's
+/// runs do. Nothing is reserved before the first `alloc`; what the batch
+/// did not hand out goes back when it drops. When [`BatchAlloc`] is not the
+/// global allocator, or `T` is not batched (zero-sized, aligned past a
+/// page, larger than the largest size class), `alloc` is `Box::new`.
 ///
 /// [`BatchAlloc`]: crate::BatchAlloc
 pub struct Batch<T> {
-    raw: ErasedBatch,
+    run: Run,
     // A batch makes boxes of T but holds no T.
     _boxes: PhantomData<fn(T) -> Box<T>>,
 }
 
 impl<T> Batch<T> {
-    /// A batch for a loop whose trip count is unknown: refills grow by the
-    /// [default growth policy](crate::set_default_growth).
+    /// A batch for a loop whose trip count is unknown: the first refill
+    /// asks for a few slots, each later one for twice the last.
     #[inline]
     pub fn new() -> Self {
         Self::with_capacity(0)
     }
 
-    /// A batch for about `capacity` allocations. A hint, not a promise:
-    /// refills ask for what the hint says is still to come, and grow by the
-    /// batch's growth policy once it is used up.
+    /// A batch for about `capacity` allocations (0 when unknown). A hint,
+    /// not a promise: the first refill asks for it, up to a span's slots,
+    /// and later ones double.
     #[inline]
     pub fn with_capacity(capacity: usize) -> Self {
+        let size = const { stride_of::<T>() } as u32;
+        let want = u32::try_from(capacity).unwrap_or(u32::MAX);
         Batch {
-            raw: ErasedBatch::with_capacity(capacity),
+            run: Run::new(size, want),
             _boxes: PhantomData,
         }
-    }
-
-    /// Sets how refills grow once the capacity hint is used up.
-    pub fn with_growth(mut self, growth: Growth) -> Self {
-        self.raw.growth = growth.to_u8();
-        self
     }
 
     /// Moves `value` into a slot of this batch and returns it boxed.
     #[inline]
     pub fn alloc(&mut self, value: T) -> Box<T> {
-        let slot = match self.raw.pop(const { stride_of::<T>() }) {
-            Some(slot) => slot,
-            None => match self.raw.next_slot::<T>() {
-                Some(slot) => slot,
-                None => return Box::new(value),
-            },
-        };
-        // SAFETY: every slot of this batch's runs belongs to `T`'s class.
-        unsafe { hand_out(slot, value) }
-    }
-}
-
-impl<T> Default for Batch<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T> fmt::Debug for Batch<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Batch").field("raw", &self.raw).finish()
-    }
-}
-
-/// [`ErasedBatch::growth`] before the batch has read the default policy:
-/// no policy's code (they start at 1), and zero, as a new batch's fields
-/// mostly are.
-const DEFAULT_GROWTH: u8 = 0;
-
-/// A batch whose slot type is fixed by its first allocation rather than by
-/// its own type, so that a loop can hold one without naming (or borrowing
-/// through) the boxed type. The `#[batch_alloc]` attribute declares these.
-///
-/// A new batch is all zeros but for `hint` and the cursor's count, which
-/// come first, so that the zeros after them are whole stores: a loop that
-/// never reserves (one of one or two boxes, a slot at a time) pays for
-/// little more than those.
-#[doc(hidden)]
-#[repr(C)]
-pub struct ErasedBatch {
-    /// Slots the trip-count hint still expects; 0 for a tiny hint (a loop
-    /// that outruns its first allocations outran the hint too).
-    hint: usize,
-    /// Where the walk through the current reservation stands. Once it is
-    /// used up, its list count, while negative, is minus the allocations
-    /// still to be made without a reservation before the next refill: a
-    /// tiny loop's first ones (from `-TINY_LOOP`, a lone slot each), or all
-    /// of them once the batch cannot reserve (from `i32::MIN`, plain
-    /// boxes). Those are due only once the cursor is used up, so the test
-    /// that finds its list empty finds them too.
-    cursor: LocalCursor,
-    /// First byte of the frame of the current reservation; null exactly
-    /// while there is none.
-    base: *mut u8,
-    /// The link key of the current reservation's span.
-    key: u32,
-    /// Refills made, for the per-site report.
-    refills: u32,
-    /// Size of the last refill asked for without a hint: at most a span's
-    /// slots, which a `u16` holds, so that a new batch's zeros, from the
-    /// cursor's frame to here, are 48 bytes: three whole stores.
-    last_want: u16,
-    /// Size class of the current reservation's slots; 0 before the first,
-    /// which does no harm: slots are taken only while a stretch or list is
-    /// ready, and only a refill of the class makes them ready.
-    class: u8,
-    /// The [`Growth`] policy, encoded; [`DEFAULT_GROWTH`] until the first
-    /// refill that needs one reads the default.
-    growth: u8,
-}
-
-// SAFETY: the pointers name slots reserved to this batch alone. Any thread
-// may hand them out, and ending the reservation on another thread returns
-// the unused ones through the span's remote list.
-unsafe impl Send for ErasedBatch {}
-// SAFETY: a shared reference gives access to nothing but `Debug`.
-unsafe impl Sync for ErasedBatch {}
-
-impl ErasedBatch {
-    /// A batch for about `capacity` allocations (0 when unknown).
-    #[inline]
-    pub fn with_capacity(capacity: usize) -> Self {
-        let tiny = capacity <= TINY_LOOP;
-        let cursor = LocalCursor::empty();
-        if tiny {
-            cursor.set_list_count(-(TINY_LOOP as i32));
+        // The write is in both branches, so that the bump falls straight
+        // through to its own copy (one jump less per box).
+        // SAFETY: the batch's run is its own, reached through `&mut self`.
+        if let Some(slot) = unsafe { runs::take(&self.run, const { stride_of::<T>() }) } {
+            // SAFETY: a slot of this batch's run, of `T`'s class, handed
+            // out once (`take` cleared its freed mark), reserved only
+            // because `BatchAlloc` is the global allocator.
+            return unsafe { box_in_slot(slot, value) };
         }
-        ErasedBatch {
-            hint: if tiny { 0 } else { capacity },
-            cursor,
-            base: ptr::null_mut(),
-            key: 0,
-            refills: 0,
-            last_want: 0,
-            class: 0,
-            growth: DEFAULT_GROWTH,
+        match self.refill() {
+            // SAFETY: as above, a slot of the run's new reservation.
+            Some(slot) => unsafe { box_in_slot(slot, value) },
+            None => Box::new(value),
         }
     }
 
-    /// Moves `value` into a slot of this batch and returns it boxed.
-    #[inline]
-    pub fn alloc<T>(&mut self, value: T) -> Box<T> {
-        match self.try_alloc(value) {
-            Ok(boxed) => boxed,
-            Err(value) => Box::new(value),
-        }
-    }
-
-    /// Moves `value` into a slot of this batch (or, for a tiny loop's first
-    /// allocations, a lone slot), or hands it back when this
-    /// allocation is to be a plain box (a type no class serves, no
-    /// `BatchAlloc`, no memory): what [`alloc`](ErasedBatch::alloc) does, for
-    /// the per-site report, which wants to know.
-    #[inline]
-    pub fn try_alloc<T>(&mut self, value: T) -> Result<Box<T>, T> {
-        let ready = if self.class == const { class_of::<T>() } {
-            self.pop(const { stride_of::<T>() })
-        } else {
-            None
-        };
-        let slot = match ready {
-            Some(slot) => slot,
-            None => match self.next_slot::<T>() {
-                Some(slot) => slot,
-                None => return Err(value),
-            },
-        };
-        // SAFETY: the reservation's class is `T`'s class: `pop` ran only for one of
-        // that class, and `next_slot` reserves one.
-        Ok(unsafe { hand_out(slot, value) })
-    }
-
-    /// Refills this batch has made.
-    pub fn refills(&self) -> u32 {
-        self.refills
-    }
-
-    /// The next slot of the current reservation.
-    #[inline(always)]
-    fn pop(&mut self, stride: usize) -> Option<NonNull<u8>> {
-        self.cursor.take(stride, |slot| {
-            // SAFETY: a recycled slot of the reservation, linked when it was
-            // freed; the link of the last one is read but not followed.
-            let next = unsafe { read_link(slot, self.key) };
-            self.base.wrapping_add(next as usize)
-        })
-    }
-
-    /// Once the current reservation is used up: while the batch is not to reserve
-    /// yet, what [`unreserved_slot`](Self::unreserved_slot) gives,
-    /// otherwise a slot of `T`'s class from a new reservation (`None` if
-    /// that fails).
-    #[inline]
-    fn next_slot<T>(&mut self) -> Option<NonNull<u8>> {
-        if self.cursor.list_count() < 0 {
-            return self.unreserved_slot::<T>();
-        }
-        self.refill(const { class_of::<T>() }, const { stride_of::<T>() })
-    }
-
-    /// An allocation made while the batch is not to reserve: a tiny loop's
-    /// first ones take a lone slot of `T`'s class (`None` without
-    /// `BatchAlloc` or memory); after a failed refill, `None`, for a plain
-    /// box.
-    #[inline(always)]
-    fn unreserved_slot<T>(&mut self) -> Option<NonNull<u8>> {
-        let due = self.cursor.list_count();
-        let tiny = due >= -(TINY_LOOP as i32);
-        self.cursor.set_list_count(due + 1);
+    /// Reserves the next slots of `T`'s class and takes the first; `None`
+    /// for a type no class serves, without `BatchAlloc`, or with no memory.
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self) -> Option<NonNull<u8>> {
         let class = const { class_of::<T>() };
-        if tiny && class != NO_CLASS {
-            return lone_slot(class);
-        }
-        None
-    }
-
-    /// Ends the current reservation and reserves the next, of `class`.
-    #[cold]
-    #[inline(never)]
-    fn refill(&mut self, class: u8, stride: usize) -> Option<NonNull<u8>> {
-        self.settle();
-        self.refills = self.refills.saturating_add(1);
-        let heap = match class != NO_CLASS {
-            true => batch_heap(),
-            false => None,
-        };
-        let reservation = if let Some(heap) = heap {
-            let known = self.hint > 0;
-            let want = self.next_want(class);
-            reserve(heap, class, want, known, Tally::Batch)
-        } else {
-            None
-        };
-        let Some(reservation) = reservation else {
-            self.cursor.set_list_count(i32::MIN);
+        if class == NO_CLASS {
             return None;
-        };
-        let base = frame_base(reservation.frame);
-        self.key = link::key(region::span(reservation.frame));
-        self.base = base;
-        self.class = class;
-        self.cursor.install(base, &reservation);
-        self.hint = self.hint.saturating_sub(reservation.len as usize);
-        self.pop(stride)
-    }
-
-    fn next_want(&mut self, class: u8) -> u32 {
-        let span_slots = class::shape(class).slots;
-        let want = if self.hint > 0 {
-            self.hint.min(u32::MAX as usize) as u32
-        } else if self.last_want == 0 {
-            FIRST_REFILL as u32
-        } else {
-            if self.growth == DEFAULT_GROWTH {
-                self.growth = default_growth_code();
-            }
-            let next = Growth::from_u8(self.growth).next(usize::from(self.last_want));
-            next.min(u32::MAX as usize) as u32
-        };
-        let want = want.clamp(1, span_slots);
-        self.last_want = want.min(u32::from(u16::MAX)) as u16;
-        want
-    }
-
-    /// Ends the current reservation, giving back what it did not hand out.
-    /// One test while nothing is reserved (`base` is null exactly then), so
-    /// that a batch that never reserves costs its drop one comparison.
-    #[inline]
-    fn settle(&mut self) {
-        if !self.base.is_null() {
-            self.end_reservation();
         }
+        // SAFETY: the batch's run is its own, reached through `&mut self`.
+        unsafe { runs::next_slot(batch_heap()?, &self.run, class, Tally::Batch) }
     }
-
-    #[cold]
-    #[inline(never)]
-    fn end_reservation(&mut self) {
-        // A used-up cursor needs nothing back (and is as good as empty to
-        // the next refill): asked first, so that most ends skip the class.
-        if !self.cursor.is_used_up() {
-            let stride = class::shape(self.class).size as usize;
-            if let Some(unused) = self.cursor.take_unused(self.base, stride) {
-                // SAFETY: the unused slots were never handed out and are
-                // still linked as the reservation handed them over.
-                unsafe { give_back(heap::current(), unused, Tally::Batch) };
-            }
-        }
-        self.base = ptr::null_mut();
-    }
-}
-
-/// One slot of `class`, reserved from this thread's heap and handed out at
-/// once: what a tiny loop's first allocations take instead of a reservation of
-/// their own (which would cost more than such a loop saves) or a call to
-/// the inner allocator. `None` without `BatchAlloc`, on an exiting thread,
-/// or with no memory. Out of line, so that the loop around a batch's fast
-/// path keeps its registers.
-#[inline(never)]
-fn lone_slot(class: u8) -> Option<NonNull<u8>> {
-    reserve_one(batch_heap()?, class)
 }
 
 /// This thread's heap, made on first use (once per thread) if `BatchAlloc`
@@ -371,38 +129,56 @@ fn first_heap() -> Option<OwnedHeap> {
     }
 }
 
-impl Drop for ErasedBatch {
-    #[inline]
-    fn drop(&mut self) {
-        self.settle();
+/// The slot size of `T`'s class (0 when no class serves `T`).
+const fn stride_of<T>() -> usize {
+    match class_of::<T>() {
+        NO_CLASS => 0,
+        class => class::CLASSES[class as usize].size as usize,
     }
 }
 
-impl fmt::Debug for ErasedBatch {
+impl<T> Default for Batch<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Drop for Batch<T> {
+    /// Gives back what the batch did not hand out, on whichever thread it
+    /// drops: one test when its run is used up, as it is after most loops.
+    #[inline]
+    fn drop(&mut self) {
+        if !self.run.cursor.is_used_up() {
+            self.give_back_unused();
+        }
+    }
+}
+
+impl<T> Batch<T> {
+    #[cold]
+    #[inline(never)]
+    fn give_back_unused(&mut self) {
+        let base = frame_base(self.run.cursor.frame());
+        if let Some(unused) = self.run.cursor.take_unused(base, self.run.size as usize) {
+            // SAFETY: the run's slots were reserved for this batch, are
+            // still linked as the reservation handed them over, and were
+            // never handed out.
+            unsafe { give_back(heap::current(), unused, Tally::Batch) };
+        }
+    }
+}
+
+impl<T> fmt::Debug for Batch<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stride = class::shape(self.class).size as usize;
-        f.debug_struct("ErasedBatch")
-            .field("ready_slots", &self.cursor.unused(stride))
-            .field("hint", &self.hint)
-            .field("growth", &Growth::from_u8(self.growth))
+        f.debug_struct("Batch")
             .field(
-                "unreserved_next",
-                &self.cursor.list_count().min(0).unsigned_abs(),
+                "ready_slots",
+                &self.run.cursor.unused(self.run.size as usize),
+            )
+            .field(
+                "next_refill",
+                &self.run.want.load(core::sync::atomic::Ordering::Relaxed),
             )
             .finish()
     }
-}
-
-/// Hands out `slot` as a box of `value`.
-///
-/// # Safety
-/// - `slot` is a slot of `T`'s class (large and aligned enough for `T`),
-///   reserved to the caller and never handed out before.
-#[inline(always)]
-unsafe fn hand_out<T>(slot: NonNull<u8>, value: T) -> Box<T> {
-    // SAFETY: the slot is the caller's and at least 8 bytes long.
-    unsafe { link::on_handout(slot.as_ptr()) };
-    // SAFETY: as the caller promises, and this batch reserved only because
-    // `BatchAlloc` is the global allocator.
-    unsafe { box_in_slot(slot, value) }
 }

@@ -171,14 +171,6 @@ pub const fn class_of<T>() -> u8 {
     class_for(core::mem::size_of::<T>(), core::mem::align_of::<T>())
 }
 
-/// Distance between slots of `T`'s class (0 when `T` is not batched).
-pub const fn stride_of<T>() -> usize {
-    match class_of::<T>() {
-        NO_CLASS => 0,
-        class => CLASSES[class as usize].size as usize,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -78,13 +78,6 @@ pub const POOL_RESIDENT_FRAMES: usize = 512;
 /// iterations and hands back a burst's soon after.
 pub const DECAY_MILLIS: u32 = 100;
 
-/// Slots asked for by the first refill of a batch with no trip-count hint.
+/// Slots asked for by the first refill of a run (a scope's, or a batch's
+/// with no capacity), which later refills double.
 pub const FIRST_REFILL: usize = 8;
-
-/// Loops this short do not reserve a run of their own: a batch hinted at
-/// this many allocations or fewer, and the first this many allocations of a
-/// batch with no hint, reserve one slot each and hand it out at once. A
-/// refill costs more than a box from the system allocator, so it only pays
-/// for itself over a longer run: this is the longest loop it does not pay
-/// for (docs/runtime.md has the figure).
-pub const TINY_LOOP: usize = 2;

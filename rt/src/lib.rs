@@ -14,9 +14,9 @@
 //!   freed by the global allocator's `dealloc` like any box.
 //! - **size class**: one of the slot sizes (8 B to 4 KiB); see
 //!   [`size_classes`].
-//! - **batch**: a loop-scoped [`Batch`] holding slots reserved from one
-//!   span; allocation is a pointer bump or a list pop.
-//! - **reservation** (refill): one call that hands a batch or a run up to
+//! - **batch**: a [`Batch<T>`](Batch), a run of `T`'s class of its own,
+//!   its first refill the capacity the caller gives it.
+//! - **reservation** (refill): one call that hands a run up to
 //!   the slots it asked for, or the rest of the span when little would
 //!   remain: a list of recycled slots and a **stretch** of fresh ones,
 //!   walked by a **cursor** (`cursor.rs`), the stretch first.
@@ -35,7 +35,8 @@
 //! - **scope**: while one is open on a thread (a [`scope`] call or an
 //!   annotated function running, a future's poll), its thread's allocations
 //!   come from **runs**, one reservation per size class that the thread
-//!   keeps between scopes.
+//!   keeps between scopes. A run's first refill asks for a few slots (or a
+//!   batch's capacity), each later one for twice the last, up to a span.
 //! - **abandoned span**: a span whose owner thread exited while boxes from it
 //!   were alive. Frees still work; the last one returns the span to the pool.
 //! - **pool**: empty frames shared by all threads; past a limit they decay:
@@ -85,7 +86,7 @@
 //!    time — `box_in_scope` (`src/lib.rs`), `box_in_scope` (`scope.rs`), `slot_in_scope`
 //!    (`scope.rs`), `alloc_in_scope` (`runs.rs`), `take` (`runs.rs`). A
 //!    fresh slot is a pointer bump, a recycled one a list pop, both by the
-//!    cursor a loop's batch walks too — `Cursor::take` (`cursor.rs`). The
+//!    run's cursor, as in a `Batch` — `Cursor::take` (`cursor.rs`). The
 //!    value moves in — `box_in_slot` (`cursor.rs`). With no scope open, or
 //!    no slot to be had, the memory is the global allocator's, as for
 //!    `Box::new` — `plain_memory` (`scope.rs`).
@@ -210,7 +211,7 @@
 //                          records, runs; the process-wide locks in their
 //                          order, across fork; whether BatchAlloc is
 //                          installed; the environment, read once
-// 4. link, growth          free-list links and their hardening; refill growth
+// 4. link                  free-list links and their hardening
 // 5. region                address space, frames, span reset
 // 6. pool                  empty frames: single ones and whole extents
 // 7. remote, record, large  the cross-thread word protocol; the heap registry; large blocks
@@ -221,7 +222,7 @@
 // 12. reserve, free        refills; frees
 // 13. runs                 the runs scopes allocate from
 // 14. global, stats        the allocator wrapper; statistics
-// 15. batch, scope, no_panic_proof  loop-scoped batches; batch scopes; the
+// 15. batch, scope, no_panic_proof  typed batches over a run; batch scopes; the
 //                          wrapper instantiated for the no-unwind proof
 mod batch;
 mod class;
@@ -231,7 +232,6 @@ mod fatal;
 mod frame;
 mod free;
 mod global;
-mod growth;
 mod heap;
 mod large;
 mod link;
@@ -259,7 +259,6 @@ mod types;
 pub use batch::Batch;
 pub use class::SizeClass;
 pub use global::BatchAlloc;
-pub use growth::{default_growth, set_default_growth, Growth};
 pub use probe::is_active;
 pub use scope::{capture, scope, set_capture, Capture};
 pub use stats::{stats, Stats};
@@ -270,7 +269,6 @@ pub use thread::trim;
 /// holds the public API only.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::batch::ErasedBatch;
     /// The no-unwind proof's instantiation (`no_panic_proof.rs`).
     #[cfg(batch_alloc_no_panic)]
     pub mod no_panic_proof {

@@ -297,7 +297,7 @@ mod tests {
         std::thread::spawn(|| {
             let heap = crate::thread::current_or_init().expect("a heap");
             let n = OUTBOX_LIMIT + 1;
-            let held = reserve(heap, class_of::<Slot16>(), n, true, Tally::Batch).unwrap();
+            let held = reserve(heap, class_of::<Slot16>(), n, Tally::Batch).unwrap();
             assert_eq!(
                 (held.list_len, held.len),
                 (0, n),

@@ -1,8 +1,6 @@
-//! Refills: a batch or a scope's run reserves slots from one span of this
+//! Refills: a run (a scope's or a batch's) reserves slots from one span of this
 //! thread's heap in one call. (What they did not use goes back through
 //! `queues::give_back`.)
-
-use core::ptr::NonNull;
 
 use crate::class;
 use crate::cursor::Reservation;
@@ -44,51 +42,20 @@ fn exact_refills() -> bool {
 }
 
 /// Reserves at least one and up to about `want` slots of `class` from
-/// `heap`, this thread's heap. `known` says the loop's remaining length is
-/// known (a trip-count hint): the refill then takes what it asks for.
-/// Otherwise the request is a growing guess, and the refill takes the rest
-/// of the span when less than twice the request would remain there (the
-/// `RawVec::reserve` rule: ask for at least what is needed, take what comes
-/// cheaply). `None` when there is no memory: the caller falls back to
+/// `heap`, this thread's heap: `want`, or the rest of the span when less
+/// than twice the request would remain there (the `RawVec::reserve` rule:
+/// ask for at least what is needed, take what comes cheaply; what a run
+/// does not use goes back when it ends). `None` when there is no memory: the caller falls back to
 /// `Box::new` or the inner allocator.
 ///
 /// Callers find the heap: a batch makes it on first use, a scope already
 /// has it (so a scope's refill on the allocator path never makes one).
 #[inline]
-pub(crate) fn reserve(
-    heap: OwnedHeap,
-    class: u8,
-    want: u32,
-    known: bool,
-    tally: Tally,
-) -> Option<Reservation> {
+pub(crate) fn reserve(heap: OwnedHeap, class: u8, want: u32, tally: Tally) -> Option<Reservation> {
     match reserve_fresh_stretch(heap, class, want, tally) {
         Some(reservation) => Some(reservation),
-        None => reserve_slow(heap, class, want, known, tally),
+        None => reserve_slow(heap, class, want, tally),
     }
-}
-
-/// One slot of `class` from `heap`, this thread's heap, reserved and handed
-/// out at once: what a batch takes for a tiny loop's allocation, which
-/// would not pay for a reservation. Nothing stays reserved, so no span is kept from
-/// emptying by slots nobody uses (a reservation held for tiny loops would keep its
-/// span's freed slots on lists that later refills walk). Counted as a
-/// batched box, not as a refill. `None` when there is no memory.
-#[inline]
-pub(crate) fn reserve_one(heap: OwnedHeap, class: u8) -> Option<NonNull<u8>> {
-    if let Some(slot) = take_one(heap, class) {
-        return Some(slot);
-    }
-    // The fresh-stretch fast path serves nothing `take_one` did not: straight
-    // to the slow refill.
-    let one = reserve_slow(heap, class, 1, true, Tally::Lone)?;
-    // A known request of one takes exactly one slot: the list's head, or
-    // the first fresh one.
-    let offset = match one.list_len {
-        0 => one.bump_start,
-        _ => one.list_head,
-    };
-    NonNull::new(frame_base(one.frame).wrapping_add(offset as usize))
 }
 
 /// The head span of `class`'s avail queue in `heap`, this thread's heap,
@@ -110,40 +77,7 @@ fn quiet_head_span(heap: OwnedHeap, class: u8) -> Option<(Frame, &'static Span)>
     Some((frame, span))
 }
 
-/// The common case of [`reserve_one`], which must cost about what an
-/// allocator's own fast path does: the head span of the class has no remote
-/// frees waiting and a recycled slot (popped) or a fresh one (bumped).
-/// `None` for anything else, left to a refill of one.
-#[inline(always)]
-fn take_one(heap: OwnedHeap, class: u8) -> Option<NonNull<u8>> {
-    let (frame, span) = quiet_head_span(heap, class)?;
-    // SAFETY: this thread owns the span; no other local reference is live.
-    let sl = unsafe { span.local() };
-    let base = frame_base(frame);
-    let offset = if sl.free_head != NIL {
-        let head = base.wrapping_add(sl.free_head as usize);
-        let key = link::key(span);
-        // SAFETY: a free slot of this span, linked by this thread or seen by a take's acquire.
-        let next = unsafe { read_link(head, key) };
-        core::mem::replace(&mut sl.free_head, next)
-    } else if sl.fresh > 0 {
-        let at = sl.bump;
-        // No overflow: a fresh slot fits the frame.
-        sl.bump = at.wrapping_add(span.slot_size.load(Ordering::Relaxed));
-        sl.fresh -= 1;
-        at
-    } else {
-        return None;
-    };
-    // No overflow: the slot was free, so `used` stays at most the span's
-    // slot count. A span this empties of free slots stays at the head of
-    // its queue until the next refill finds nothing there and parks it.
-    span.set_used(span.used().wrapping_add(1));
-    count_reserve(heap, 1, Tally::Lone);
-    NonNull::new(base.wrapping_add(offset as usize))
-}
-
-/// The common refill, inlined into the batch: the head span of the class
+/// The common refill: the head span of the class
 /// has no recycled slots, no remote frees waiting, and fresh slots to spare
 /// (more than twice the request, so neither policy would take more). `None`
 /// for anything else.
@@ -182,13 +116,7 @@ fn reserve_fresh_stretch(
 /// Every other refill: a new heap, the mailbox, recycled or remotely freed
 /// slots, a span running out, a new span; and the outbox's chains go out.
 #[inline(never)]
-fn reserve_slow(
-    heap: OwnedHeap,
-    class: u8,
-    want: u32,
-    known: bool,
-    tally: Tally,
-) -> Option<Reservation> {
+fn reserve_slow(heap: OwnedHeap, class: u8, want: u32, tally: Tally) -> Option<Reservation> {
     outbox::send_all(heap);
     // SAFETY: this thread owns its heap, and reserve is never re-entered: it
     // calls no allocator while the reference is live.
@@ -205,7 +133,7 @@ fn reserve_slow(
         }
         // SAFETY: as above.
         let sl = unsafe { span.local() };
-        if let Some(reservation) = take_slots(frame, span, sl, want, known) {
+        if let Some(reservation) = take_slots(frame, span, sl, want) {
             if sl.exhausted() {
                 park_full(local, frame, span);
             }
@@ -216,17 +144,11 @@ fn reserve_slow(
     }
 }
 
-/// Takes up to `want` slots, recycled ones first. Unless `known`, a fresh stretch
-/// takes the rest of the span when less than twice `want` would remain: the
+/// Takes up to `want` slots, recycled ones first. A fresh stretch takes
+/// the rest of the span when less than twice `want` would remain: the
 /// loop will most likely want it, and a sliver left behind would only cost
 /// another refill.
-fn take_slots(
-    frame: Frame,
-    span: &Span,
-    sl: &mut SpanLocal,
-    want: u32,
-    known: bool,
-) -> Option<Reservation> {
+fn take_slots(frame: Frame, span: &Span, sl: &mut SpanLocal, want: u32) -> Option<Reservation> {
     let size = span.slot_size.load(Ordering::Relaxed);
     check!(
         // SAFETY: `sl` is the span's state, held by this thread, its owner;
@@ -270,7 +192,7 @@ fn take_slots(
     let mut fresh = 0;
     if need > 0 && sl.fresh > 0 {
         let rest_of_span = sl.fresh < need.saturating_mul(2);
-        fresh = if rest_of_span && !known && !exact_refills() {
+        fresh = if rest_of_span && !exact_refills() {
             sl.fresh
         } else {
             need.min(sl.fresh)
@@ -376,8 +298,7 @@ mod tests {
 
     #[test]
     fn a_reservation_is_a_contiguous_stretch_inside_one_span() {
-        let reservation =
-            reserve(heap(), class64(), 16, false, Tally::Batch).expect("region available");
+        let reservation = reserve(heap(), class64(), 16, Tally::Batch).expect("region available");
         let size = CLASSES[class64() as usize].size;
         assert_eq!(reservation.list_len, 0);
         assert_eq!(reservation.len, 16);
@@ -391,19 +312,15 @@ mod tests {
     }
 
     #[test]
-    fn a_known_request_takes_what_it_asks_and_a_guess_takes_the_rest_of_the_span() {
+    fn a_request_takes_the_rest_of_the_span_when_little_would_remain() {
         let class = class64();
         let slots = CLASSES[class as usize].slots;
         let asked = slots - slots / 4; // leaves less than twice as much again
-        let known = reserve(heap(), class, asked, true, Tally::Batch).unwrap();
-        assert_eq!(known.len, asked);
-        // SAFETY: nothing was handed out.
-        unsafe { give_back(crate::heap::current(), known, Tally::Batch) };
-        let guess = reserve(heap(), class, asked, false, Tally::Batch).unwrap();
+        let guess = reserve(heap(), class, asked, Tally::Batch).unwrap();
         assert_eq!(guess.len, slots, "the rest of the span");
         // SAFETY: nothing was handed out.
         unsafe { give_back(crate::heap::current(), guess, Tally::Batch) };
-        let small = reserve(heap(), class, 8, false, Tally::Batch).unwrap();
+        let small = reserve(heap(), class, 8, Tally::Batch).unwrap();
         assert_eq!(small.len, 8, "plenty remains: no rounding");
         // SAFETY: nothing was handed out.
         unsafe { give_back(crate::heap::current(), small, Tally::Batch) };
@@ -412,58 +329,25 @@ mod tests {
     #[test]
     fn giving_back_an_untouched_stretch_rolls_the_bump_back() {
         let class = class64();
-        let first = reserve(heap(), class, 8, false, Tally::Batch).unwrap();
+        let first = reserve(heap(), class, 8, Tally::Batch).unwrap();
         // SAFETY: nothing was handed out.
         unsafe { give_back(crate::heap::current(), first, Tally::Batch) };
-        let second = reserve(heap(), class, 8, false, Tally::Batch).unwrap();
+        let second = reserve(heap(), class, 8, Tally::Batch).unwrap();
         assert_eq!(first, second, "the same slots come back");
         // SAFETY: nothing was handed out.
         unsafe { give_back(crate::heap::current(), second, Tally::Batch) };
     }
 
     #[test]
-    fn a_lone_slot_is_a_recycled_one_first_then_a_fresh_one_and_not_a_refill() {
-        let class = class64();
-        let size = CLASSES[class as usize].size;
-        let heap = heap();
-        let held = reserve(heap, class, 4, false, Tally::Batch).unwrap();
-        // Keep the span from emptying (which would reset it to one fresh stretch).
-        let keeper = reserve(heap, class, 1, false, Tally::Batch).unwrap();
-        let slots = stretch_slots(&held, size);
-        free_slot(slots[2]);
-        let calls = heap.counters.reserve_calls.load(Ordering::Relaxed);
-        let boxes = heap.counters.batched_boxes.load(Ordering::Relaxed);
-        let recycled = reserve_one(heap, class).unwrap().as_ptr();
-        assert_eq!(recycled, slots[2], "the freed slot comes back first");
-        let fresh = reserve_one(heap, class).unwrap().as_ptr();
-        let next_fresh = slot_ptr(&keeper, keeper.bump_end);
-        assert_eq!(fresh, next_fresh, "then the span's next fresh slot");
-        assert_eq!(
-            heap.counters.reserve_calls.load(Ordering::Relaxed),
-            calls,
-            "not a refill"
-        );
-        assert_eq!(
-            heap.counters.batched_boxes.load(Ordering::Relaxed),
-            boxes + 2
-        );
-        for p in [slots[0], slots[1], slots[3], recycled, fresh] {
-            free_slot(p);
-        }
-        // SAFETY: the keeper's slot was never handed out.
-        unsafe { give_back(crate::heap::current(), keeper, Tally::Batch) };
-    }
-
-    #[test]
     fn freed_slots_are_reused_by_later_reservations() {
         let class = class64();
         let size = CLASSES[class as usize].size;
-        let held = reserve(heap(), class, 4, false, Tally::Batch).unwrap();
+        let held = reserve(heap(), class, 4, Tally::Batch).unwrap();
         // Keep the span from emptying (which would reset it to one fresh stretch).
-        let keeper = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
+        let keeper = reserve(heap(), class, 1, Tally::Batch).unwrap();
         let slots = stretch_slots(&held, size);
         free_slot(slots[1]);
-        let again = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
+        let again = reserve(heap(), class, 1, Tally::Batch).unwrap();
         assert_eq!(again.list_len, 1);
         assert_eq!(slot_ptr(&again, again.list_head), slots[1]);
         for &p in [slots[0], slots[2], slots[3], slots[1]].iter() {
@@ -477,11 +361,11 @@ mod tests {
     fn an_emptied_span_starts_over_with_a_fresh_run() {
         let class = class64();
         let size = CLASSES[class as usize].size;
-        let r = reserve(heap(), class, 3, false, Tally::Batch).unwrap();
+        let r = reserve(heap(), class, 3, Tally::Batch).unwrap();
         for p in stretch_slots(&r, size).into_iter().rev() {
             free_slot(p);
         }
-        let next = reserve(heap(), class, 3, false, Tally::Batch).unwrap();
+        let next = reserve(heap(), class, 3, Tally::Batch).unwrap();
         assert_eq!(next.list_len, 0, "no list once a span is empty again");
         assert_eq!(next.bump_start, 0);
         // SAFETY: nothing was handed out.
@@ -496,7 +380,7 @@ mod tests {
             .find(|&c| CLASSES[c].slots >= 8)
             .expect("a class with eight slots") as u8;
         let shape = CLASSES[class as usize];
-        let r = reserve(heap(), class, shape.slots, false, Tally::Batch).unwrap();
+        let r = reserve(heap(), class, shape.slots, Tally::Batch).unwrap();
         assert_eq!(r.len, shape.slots, "the whole span");
         let slots = stretch_slots(&r, shape.size);
         let victim = SendPtr(slots[5]);
@@ -507,7 +391,7 @@ mod tests {
         .join()
         .unwrap();
         // The next refill drains the mailbox and finds the freed slot.
-        let again = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
+        let again = reserve(heap(), class, 1, Tally::Batch).unwrap();
         assert_eq!(again.frame, r.frame);
         assert_eq!(again.list_len, 1);
         assert_eq!(slot_ptr(&again, again.list_head), slots[5]);
@@ -522,8 +406,8 @@ mod tests {
     #[test]
     fn a_batch_ended_on_another_thread_returns_its_slots_remotely() {
         let class = class64();
-        let r = reserve(heap(), class, 10, false, Tally::Batch).unwrap();
-        let keeper = reserve(heap(), class, 1, false, Tally::Batch).unwrap();
+        let r = reserve(heap(), class, 10, Tally::Batch).unwrap();
+        let keeper = reserve(heap(), class, 1, Tally::Batch).unwrap();
         std::thread::spawn(move || {
             // SAFETY: nothing was handed out; any thread may end a reservation.
             unsafe { give_back(crate::heap::current(), r, Tally::Batch) }
@@ -531,7 +415,7 @@ mod tests {
         .join()
         .unwrap();
         // The ten slots come back on the next look at the span.
-        let again = reserve(heap(), class, 10, false, Tally::Batch).unwrap();
+        let again = reserve(heap(), class, 10, Tally::Batch).unwrap();
         assert_eq!(again.frame, r.frame);
         assert_eq!(again.len, 10);
         // SAFETY: nothing was handed out.

@@ -46,7 +46,8 @@ pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull
         .get(class_index(layout.size(), layout.align()))?;
     // SAFETY: every entry of the table is a class, below the runs' count.
     let run = unsafe { heap.runs.get_unchecked(class as usize) };
-    take(run)
+    // SAFETY: a run of this thread's own heap.
+    unsafe { take(run, run.size as usize) }
 }
 
 /// The next slot of `run` without a refill: a fresh one from its stretch,
@@ -56,16 +57,25 @@ pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull
 /// path, a parser under `scope()` took a large share of its allocations
 /// through it, each several times the cost of a bump (docs/runtime.md has
 /// the figures).
+///
+/// `stride` is the run's slot size: a `Batch` passes its type's class size,
+/// a constant, rather than have every bump load it.
+///
+/// # Safety
+/// - The caller owns `run`: a run of this thread's heap, or a batch's
+///   through `&mut`.
 #[inline(always)]
-fn take(run: &Run) -> Option<NonNull<u8>> {
-    let slot = run.cursor.take(run.size as usize, |slot| {
+pub(crate) unsafe fn take(run: &Run, stride: usize) -> Option<NonNull<u8>> {
+    let follow = |slot: *mut u8| {
         let frame = run.cursor.frame();
         let key = link::key(region::span(frame));
         // SAFETY: a recycled slot of the run's reservation, linked when it
         // was freed; the last one's link is read but not followed.
         let next = unsafe { read_link(slot, key) };
         frame_base(frame).wrapping_add(next as usize)
-    })?;
+    };
+    // SAFETY: the caller owns the run, and so its cursor.
+    let slot = unsafe { run.cursor.take(stride, follow) }?;
     // SAFETY: a run's slots are this thread's, reserved, never handed out.
     unsafe { link::on_handout(slot.as_ptr()) };
     Some(slot)
@@ -91,26 +101,41 @@ pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>
     // SAFETY: an open scope's state, read on this thread.
     let heap = unsafe { state.owned_heap() };
     let run = heap.runs.get(class as usize)?;
-    match take(run) {
+    // SAFETY: a run of this thread's own heap.
+    match unsafe { take(run, run.size as usize) } {
         Some(slot) => Some(slot),
-        None => next_slot(heap, run, class),
+        // SAFETY: as above.
+        None => unsafe { next_slot(heap, run, class, Tally::Run) },
     }
 }
 
-/// Once the run is used up: the first slot of a new reservation (`None` if
-/// none can be had).
+/// Once `run` (a scope's, or a batch's) is used up: the first slot of a new
+/// reservation of `class` from `heap`, this thread's heap (`None` if none
+/// can be had).
+///
+/// # Safety
+/// - As for [`take`]: the caller owns `run`.
 #[cold]
 #[inline(never)]
-fn next_slot(heap: OwnedHeap, run: &Run, class: u8) -> Option<NonNull<u8>> {
-    if !refill(heap, run, class) {
+pub(crate) unsafe fn next_slot(
+    heap: OwnedHeap,
+    run: &Run,
+    class: u8,
+    tally: Tally,
+) -> Option<NonNull<u8>> {
+    if !refill(heap, run, class, tally) {
         return None;
     }
-    take(run)
+    // SAFETY: the caller owns the run (its contract).
+    unsafe { take(run, run.size as usize) }
 }
 
-/// Reserves the run's next slots, which must all have been handed out.
-/// False when the runtime has none to give (no region, no memory).
-fn refill(heap: OwnedHeap, run: &Run, class: u8) -> bool {
+/// Reserves the run's next slots, which must all have been handed out: the
+/// run's request (a few slots at first), then twice it for the next
+/// refill, up to a span's slots. Doubling is the measured policy: the
+/// fewest refills for the same memory (docs/policy.md). False when the
+/// runtime has none to give (no region, no memory).
+fn refill(heap: OwnedHeap, run: &Run, class: u8, tally: Tally) -> bool {
     let span_slots = class::shape(class).slots;
     let want = match run.want.load(Ordering::Relaxed) {
         0 => FIRST_REFILL as u32,
@@ -119,7 +144,7 @@ fn refill(heap: OwnedHeap, run: &Run, class: u8) -> bool {
     .clamp(1, span_slots);
     run.want
         .store(want.saturating_mul(2).min(span_slots), Ordering::Relaxed);
-    let Some(reservation) = reserve(heap, class, want, false, Tally::Run) else {
+    let Some(reservation) = reserve(heap, class, want, tally) else {
         return false;
     };
     run.cursor

@@ -22,7 +22,7 @@ use core::ptr;
 
 use crate::class::{class_for, CLASSES, NUM_CLASSES};
 use crate::config::MAX_SMALL_SIZE;
-use crate::cursor::SharedCursor;
+use crate::cursor::Cursor;
 use crate::frame::Frame;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, IndexStack, Ordering};
 
@@ -376,16 +376,13 @@ impl Counters {
 pub(crate) enum Tally {
     Batch,
     Run,
-    /// A single slot a batch hands out at once (a tiny loop's box): a
-    /// batched box, but not a refill.
-    Lone,
 }
 
 impl Counters {
     /// The counter of slots handed out for `tally`.
     pub(crate) fn slots(&self, tally: Tally) -> &core::sync::atomic::AtomicU64 {
         match tally {
-            Tally::Batch | Tally::Lone => &self.batched_boxes,
+            Tally::Batch => &self.batched_boxes,
             Tally::Run => &self.run_slots,
         }
     }
@@ -473,26 +470,27 @@ pub(crate) struct Run {
     pub size: u32,
     /// Slots the next refill asks for; grows geometrically up to a span.
     pub want: core::sync::atomic::AtomicU32,
-    pub cursor: SharedCursor,
+    pub cursor: Cursor,
 }
 
 impl Run {
-    /// An empty run of slots of `size` bytes.
-    const fn empty(size: u32) -> Run {
+    /// An empty run of slots of `size` bytes whose first refill asks for
+    /// `want` slots (0: a few).
+    pub(crate) const fn new(size: u32, want: u32) -> Run {
         Run {
             size,
-            want: core::sync::atomic::AtomicU32::new(0),
-            cursor: SharedCursor::empty(),
+            want: core::sync::atomic::AtomicU32::new(want),
+            cursor: Cursor::empty(),
         }
     }
 }
 
 /// One empty run per class.
 const fn empty_runs() -> [Run; NUM_CLASSES] {
-    let mut runs = [const { Run::empty(0) }; NUM_CLASSES];
+    let mut runs = [const { Run::new(0, 0) }; NUM_CLASSES];
     let mut class = 0;
     while class < NUM_CLASSES {
-        runs[class] = Run::empty(CLASSES[class].size);
+        runs[class] = Run::new(CLASSES[class].size, 0);
         class += 1;
     }
     runs

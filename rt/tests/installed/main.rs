@@ -21,6 +21,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod batch_refills;
 mod cleanup;
 mod double_free;
 mod hardened;
@@ -31,7 +32,6 @@ mod realloc_in_place;
 mod rss_returns;
 mod small_boxes;
 mod stress;
-mod tiny_loops;
 mod trim;
 mod unbatched;
 
