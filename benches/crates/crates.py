@@ -30,7 +30,7 @@ Steps (everything lands under target/crates/, nothing in the repository):
    the crates; each crate to annotate is copied from cargo's registry
    cache to target/crates/src/{plain,annotated}/NAME-VERSION; the annotated
    copy gets `#[::batch_alloc::batch_alloc(quiet)]` on every fn and impl
-   under src/ (benches/crates/annotate.rs, built under target/crates/annotate),
+   under src/ (support/annotate, the workspace's annotator),
    a path dependency on the facade (--facade, default this checkout), and,
    for its own tests only, BatchAlloc<System> as the global allocator of
    the unit-test binary and of each integration-test binary.
@@ -393,24 +393,12 @@ debug = "line-tables-only"
 
 # ---- sources and annotation --------------------------------------------
 
+ANNOTATOR_SOURCES = [os.path.join(ROOT, "support", "annotate", "src", f) for f in ("lib.rs", "main.rs")]
+
+
 def build_annotator():
-    d = os.path.join(SCRATCH, "annotate")
-    write(os.path.join(d, "Cargo.toml"), """[package]
-name = "batch-alloc-annotate"
-version = "0.0.0"
-edition = "2021"
-publish = false
-
-[workspace]
-
-[dependencies]
-syn = { version = "2", features = ["full", "visit", "parsing", "printing"] }
-quote = "1"
-proc-macro2 = { version = "1", features = ["span-locations"] }
-""")
-    with open(os.path.join(HERE, "annotate.rs")) as f:
-        write(os.path.join(d, "src", "main.rs"), f.read())
-    run(["cargo", "build", "--release", "--quiet"], cwd=d, env=cargo_env())
+    """The workspace's annotator (support/annotate), built in release."""
+    run(["cargo", "build", "--release", "--quiet", "-p", "batch-alloc-annotate"], cwd=ROOT, env=cargo_env())
     return os.path.join(target_dir(), "release", "batch-alloc-annotate")
 
 
@@ -453,7 +441,7 @@ def prepare_sources(annotator, wanted, facade):
     {name: {"version", "plain", "annotated", "annotation"}}."""
     ws_dir = os.path.join(WORK, "plain")
     packages = registry_packages(ws_dir)
-    stamp_text = json.dumps([facade, ATTR, TEST_ALLOC, open(os.path.join(HERE, "annotate.rs")).read()])
+    stamp_text = json.dumps([facade, ATTR, TEST_ALLOC] + [open(f).read() for f in ANNOTATOR_SOURCES])
     stamp = hashlib.sha256(stamp_text.encode()).hexdigest()[:16]
     sources = {}
     for name in wanted:

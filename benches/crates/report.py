@@ -310,7 +310,7 @@ def main():
     L.append("")
     L.append("Builds: *as written* is each crate as published; *annotated* is the same crate with "
              "`#[batch_alloc]` on every fn and impl of its sources (and of the library whose loops drive "
-             "its parse: winnow for kdl, serde_core for serde_json), by benches/crates/annotate.rs (syn's "
+             "its parse: winnow for kdl, serde_core for serde_json), by support/annotate (syn's "
              "annotated copy is a package of another name, `syn-annotated`, since batch-alloc's attribute "
              "itself depends on syn); *in scope()* is the crate as written with the parse inside one "
              "`batch_alloc::scope`; *limit* is the crate as written on the warm arena (see below; in its "
@@ -342,11 +342,11 @@ def main():
     if res.get("annotation"):
         L.append("## What was annotated")
         L.append("")
-        L.append("| crate | version | fns | impl blocks | trait default methods | const fns left | item macros left | `impl Drop` left |")
-        L.append("|---|---|---:|---:|---:|---:|---:|---:|")
+        L.append("| crate | version | fns | impl blocks | trait default methods | const fns left | item macros left |")
+        L.append("|---|---|---:|---:|---:|---:|---:|")
         for name, a in res["annotation"].items():
             L.append(f"| {name} | {a['version']} | {a['fns']} | {a['impls']} | {a['trait_methods']} | "
-                     f"{a['const_fns_skipped']} | {a['item_macros_untouched']} | {a.get('drop_impls_skipped', '–')} |")
+                     f"{a['const_fns_skipped']} | {a['item_macros_untouched']} |")
         L.append("")
     if res.get("tests"):
         L.append("## The crates' own tests, as written and annotated")
