@@ -284,14 +284,23 @@ pub mod __private {
     pub use crate::stats::scoped_allocations_on_this_thread;
 
     /// The size classes without the rule that grows each class to fill its
-    /// span, for comparing the two tables (the `policy-study` feature).
-    #[cfg(feature = "policy-study")]
+    /// span, for comparing the two tables (the policy study's
+    /// `--cfg batch_alloc_policy_study`).
+    #[cfg(batch_alloc_policy_study)]
     pub fn size_classes_before_growth() -> Vec<crate::SizeClass> {
-        let (table, len) = crate::class::build_table(false);
-        table[..len].to_vec()
+        let table = crate::class::build_table(false);
+        table.classes[..table.len].to_vec()
     }
 
-    #[cfg(feature = "policy-study")]
+    /// For each class of [`size_classes`](crate::size_classes), in order,
+    /// the candidate size it was made from before the growth rule (the
+    /// policy study's `--cfg batch_alloc_policy_study`).
+    #[cfg(batch_alloc_policy_study)]
+    pub fn class_candidates() -> Vec<u32> {
+        crate::class::CANDIDATE_OF.to_vec()
+    }
+
+    #[cfg(batch_alloc_policy_study)]
     pub use crate::reserve::set_exact_refills;
 }
 
