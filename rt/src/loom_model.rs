@@ -90,7 +90,7 @@ impl Fixture {
         // SAFETY: the slot is this thread's to give.
         let link = |next| unsafe { write_link(slot, next, 0) };
         // SAFETY: each thread frees its own slot once.
-        if !owner.is_none() && unsafe { remote::push_plain(&self.span, offset, link) } {
+        if owner.can_chain(8) && unsafe { remote::push_plain(&self.span, offset, link) } {
             return false;
         }
         // SAFETY: as above.

@@ -30,8 +30,9 @@
 
 use crate::fatal::fatal;
 use crate::frame::Frame;
+use crate::link::LINK_BYTES;
 use crate::sync::{backoff, window, Ordering};
-use crate::types::{Span, NIL};
+use crate::types::{OwnerWord, Span, NIL};
 
 const HEAD_MASK: u64 = 0xFFFF_FFFF;
 const COUNT_SHIFT: u32 = 32;
@@ -120,6 +121,17 @@ impl RemoteWord {
         self.taken()
             .without(IN_MAILBOX)
             .with(ABANDONED | ((out as u64) << COUNT_SHIFT))
+    }
+}
+
+impl OwnerWord {
+    /// Whether a free of a box of `size` bytes into a span with this owner
+    /// word can go back as a link of a chain (an outbox's, or the span's
+    /// remote list): the box's own bytes hold a link, and a heap owns the
+    /// span to take the chain back.
+    #[inline(always)]
+    pub(crate) fn can_chain(self, size: usize) -> bool {
+        size >= LINK_BYTES && !self.is_none()
     }
 }
 
