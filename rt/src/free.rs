@@ -18,7 +18,7 @@ use crate::link::{
     self, check_slot_start, write_link, CHECK_SLOT_STARTS, HARDENED, LINK_BYTES, MARK_OFFSET,
 };
 use crate::outbox;
-use crate::queues::{after_local_free, after_remote_push};
+use crate::queues::after_local_free;
 use crate::region::Located;
 use crate::remote;
 use crate::sync::Ordering;
@@ -228,8 +228,7 @@ unsafe fn free_rare(
         return;
     }
     // SAFETY: forwarded contract.
-    let pushed = unsafe { remote::push_chain(span, slot.at.offset_in_frame(), 1, link) };
-    after_remote_push(pushed, slot.at.frame(), span);
+    unsafe { remote::push_chain(slot.at.frame(), span, slot.at.offset_in_frame(), 1, link) };
 }
 
 /// A checked free on the owner thread that the fast path left out: the span

@@ -31,7 +31,8 @@
 //!   its frees per span in its **outbox** and pushes each chain onto the
 //!   span's remote list with one compare-and-swap (a thread that has no
 //!   heap gets one at its first remote free; only an exiting thread pushes
-//!   each free); the owner takes the list back in one exchange.
+//!   each free); the owner takes the list back in one exchange. The
+//!   protocol, from the push to the owner's merge, is `remote.rs`.
 //! - **scope**: while one is open on a thread (a [`scope`] call or an
 //!   annotated function running, a future's poll), its thread's allocations
 //!   come from **runs**, one reservation per size class that the thread
@@ -131,7 +132,7 @@
 //!     head of the avail queue starts over with one fresh stretch —
 //!     `SpanLocal::restart` (`types.rs`). Any other empty span goes back to
 //!     the pool — `release_if_idle` (`queues.rs`), `unlink` (`queues.rs`),
-//!     `release` (`queues.rs`), `release_frame` (`pool.rs`).
+//!     `release_frame` (`pool.rs`).
 //! 11. A later refill hands the freed slots out again, before fresh
 //!     ones — `take_slots` (`reserve.rs`).
 //!
@@ -145,14 +146,15 @@
 //!     gets one at its first such free — `free_without_heap` (`free.rs`),
 //!     `init_in_dealloc` (`thread.rs`).
 //! 13. A chain goes to its span's remote list with one compare-and-swap —
-//!     `send` (`outbox.rs`), `push_chain` (`remote.rs`): when it is full,
+//!     `send` (`outbox.rs`), `push_chain` (`remote.rs`), `push_to_list`
+//!     (`remote.rs`): when it is full,
 //!     when another span needs its outbox entry, and when the thread
 //!     refills, reads `stats()`, calls `trim()` or exits — `send_all`
 //!     (`outbox.rs`). A span that is armed or abandoned gets each free at
 //!     once — `push_now` (`outbox.rs`), `push_plain` (`remote.rs`),
 //!     `push_now_notified` (`outbox.rs`). A push into an armed span (one
 //!     parked full, step 6) puts the span in its owner's mailbox —
-//!     `after_remote_push` (`queues.rs`), `notify_owner` (`remote.rs`),
+//!     `finish_push` (`remote.rs`), `notify_owner` (`remote.rs`),
 //!     `IndexStack::push` (`sync.rs`). Otherwise the slots wait on the
 //!     remote list.
 //!
@@ -160,14 +162,16 @@
 //!
 //! 14. The owner takes the slots back at its next refill — `reserve_slow`
 //!     (`reserve.rs`). It empties its mailbox — `drain_mailbox`
-//!     (`queues.rs`), `drain_mailbox_slow` (`queues.rs`): for each span it
-//!     waits out a notifier — `quiesce` (`remote.rs`) — takes the remote
-//!     list in one exchange — `take` (`remote.rs`) — splices it onto the
-//!     span's free list — `merge_remote` (`queues.rs`) — and moves the span
-//!     back to the avail queue — `move_to` (`queues.rs`).
+//!     (`queues.rs`), `drain_mailbox_slow` (`queues.rs`), `take_mailbox`
+//!     (`remote.rs`): for each span — `Mailed::next` (`remote.rs`) — it
+//!     waits out a notifier — `take_mailed` (`remote.rs`), `quiesce`
+//!     (`remote.rs`) — takes the remote list in one exchange — `take`
+//!     (`remote.rs`) — splices it onto the span's free list — `merge`
+//!     (`remote.rs`) — and moves the span back to the avail queue —
+//!     `move_to` (`queues.rs`).
 //! 15. A span already on the avail queue is collected when a refill looks
-//!     at it — `collect` (`queues.rs`), `take` (`remote.rs`),
-//!     `merge_remote` (`queues.rs`). Its slots go out again —
+//!     at it — `collect` (`remote.rs`), `take` (`remote.rs`), `merge`
+//!     (`remote.rs`). Its slots go out again —
 //!     `take_slots` (`reserve.rs`). `trim()` collects at once —
 //!     `trim_current` (`thread.rs`), `release_empty_spans` (`queues.rs`).
 //!
@@ -181,16 +185,16 @@
 //!     mailbox is drained — `drain_mailbox` (`queues.rs`).
 //! 17. Each span is released if nothing is out of it, else abandoned —
 //!     `retire_span` (`thread.rs`), `disarm` (`remote.rs`), `abandon`
-//!     (`remote.rs`), `release` (`queues.rs`). The heap record goes back
+//!     (`remote.rs`), `release_frame` (`pool.rs`). The heap record goes back
 //!     for a later thread — `HeapRecord::hand_back` (`types.rs`).
 //! 18. Frees into an abandoned span still work, from any thread: each
 //!     counts the span's remote word down — `free_rare` (`free.rs`),
 //!     `push_chain` (`remote.rs`). The exiting thread makes no new heap;
 //!     its own later frees skip the outbox — `free_without_heap`
 //!     (`free.rs`).
-//! 19. The last free returns the span to the pool — `after_remote_push`
-//!     (`queues.rs`), `release` (`queues.rs`), `release_frame` (`pool.rs`),
-//!     `pool_empty_frame` (`pool.rs`). Past the pool's limit an unused
+//! 19. The last free returns the span to the pool — `finish_push`
+//!     (`remote.rs`), `release_frame` (`pool.rs`), `pool_empty_frame`
+//!     (`pool.rs`). Past the pool's limit an unused
 //!     frame decays to the OS — `decay` (`pool.rs`).
 //!
 //! [batch-alloc]: https://docs.rs/batch-alloc
@@ -213,8 +217,11 @@
 // 4. link, growth          free-list links and their hardening; refill growth
 // 5. region                address space, frames, span reset
 // 6. pool                  empty frames: single ones and whole extents
-// 7. remote, record, large  the cross-thread word protocol; the heap registry; large blocks
-// 8. queues                a heap's spans: queues, slots coming back
+// 7. remote, record, large  the remote free (the span's word, chains pushed,
+//                          the owner told, slots taken back and merged); the
+//                          heap registry; large blocks
+// 8. queues                a heap's spans: queues, where spans go as slots
+//                          come back, slots given back
 // 9. outbox                remote frees, collected and sent in chains
 // 10. heap                 this thread's heap record and scope state
 // 11. thread               a heap's life: made, trimmed, forked, retired
