@@ -109,9 +109,10 @@
 //! 7. With no span left in the class, a new one — `new_span`
 //!    (`reserve.rs`). Its frame comes from the pool — `acquire_frame`
 //!    (`pool.rs`), `pop_empty_frame` (`pool.rs`) — or from past the
-//!    region's high-water mark — `fresh_frames` (`region.rs`). The region is
-//!    reserved from the OS at first use — `ensure_ready` (`region.rs`),
-//!    `reserve_region` (`region.rs`). The frame becomes a span of the class,
+//!    region's high-water mark — `fresh_frames` (`region.rs`). The region's
+//!    address space is reserved from the OS at first use — `ensure_ready`
+//!    (`region.rs`), `reserve_address_space` (`region.rs`). The frame
+//!    becomes a span of the class,
 //!    owned by this heap — `Span::assign` (`types.rs`), `push_front`
 //!    (`queues.rs`).
 //!

@@ -119,9 +119,9 @@ pub(crate) fn counter_totals() -> [u64; 4] {
     totals
 }
 
-/// Counts a refill of `slots` slots for `tally` on this thread's heap (a
-/// lone slot is not a refill). Every slot counts as handed out until given
-/// back.
+/// Counts a reservation (a refill) of `slots` slots for `tally` on this
+/// thread's heap (a lone slot is not one). Every slot counts as handed out
+/// until given back.
 pub(crate) fn count_reserve(heap: OwnedHeap, slots: u32, tally: Tally) {
     if tally != Tally::Lone {
         Counters::add(&heap.counters.reserve_calls, 1);
