@@ -170,9 +170,15 @@ pub(crate) fn release_empty_spans(local: &mut HeapLocal) {
 /// Releases an empty span unless it is in the mailbox, which must be drained
 /// first; the drain looks at it again.
 ///
+/// Out of line: inlined, it made `push_front`, which every queue move
+/// takes and which calls it only for an empty old head, save more
+/// registers on every call (measured with callgrind on
+/// examples/instructions).
+///
 /// # Safety
 /// - This thread owns the span, which is empty, and holds no reference
 ///   from `Span::local` for it or its neighbours.
+#[inline(never)]
 unsafe fn release_if_idle(local: &mut HeapLocal, frame: Frame, span: &Span) {
     check!(
         span.used() == 0 && {
