@@ -476,6 +476,7 @@ pub(crate) fn take_mailbox(heap: OwnedHeap) -> Mailed {
 impl Iterator for Mailed {
     type Item = (Frame, &'static Span, u32);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let frame = Frame::from_link(self.next)?;
         let span = region::span(frame);
