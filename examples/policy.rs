@@ -4,17 +4,30 @@
 //! of the Go and Rust changes these policies come from (a row per metric
 //! with old, new and delta).
 //!
+//! The study reads switches that production builds leave out, behind a
+//! `--cfg` (not a cargo feature, which any crate of a dependency graph
+//! could turn on for the whole process): built without it, the example
+//! only says so.
+//!
 //! ```text
-//! cargo run --release --example policy -- [growth|reserve|classes|spans|all]
-//! benches/tools/policy.sh     # every section, for every page/span build, into docs/policy.md
+//! RUSTFLAGS="--cfg batch_alloc_policy_study" \
+//!     cargo run --release --example policy -- [growth|reserve|classes|spans|all]
+//! benches/tools/policy.sh     # every section, for every page/span build, into docs/policy-results.md
 //! ```
+//!
+//! The page and span builds add `--cfg batch_alloc_page_4k` and
+//! `--cfg batch_alloc_small_spans` to the same RUSTFLAGS.
+
+// Without the cfg, `main` prints how to build the study and runs none of it.
+#![cfg_attr(not(batch_alloc_policy_study), allow(dead_code))]
 
 use std::hint::black_box;
 use std::thread;
 use std::time::Instant;
 
 use batch_alloc::{stats, Batch, BatchAlloc, Growth};
-use batch_alloc_rt::__private::{set_exact_refills, size_classes_before_growth};
+#[cfg(batch_alloc_policy_study)]
+use batch_alloc_rt::__private::{class_candidates, set_exact_refills, size_classes_before_growth};
 use batch_alloc_rt::{limits, size_classes};
 
 #[global_allocator]
@@ -141,6 +154,7 @@ fn growth_section() {
 /// Boxes `per_loop` values in each of `loops` loops in a row, keeping them,
 /// with exact or rest-of-span refills. Returns the refills, and the slots
 /// reserved but unused when the loops end (summed over loops).
+#[cfg(batch_alloc_policy_study)]
 fn refills_for(loops: usize, per_loop: usize, hinted: bool, exact: bool) -> (u64, u64) {
     on_fresh_thread(move || {
         set_exact_refills(exact);
@@ -166,6 +180,7 @@ fn refills_for(loops: usize, per_loop: usize, hinted: bool, exact: bool) -> (u64
     })
 }
 
+#[cfg(batch_alloc_policy_study)]
 fn reserve_section() {
     println!("## Reserve versus exact refills\n");
     println!(
@@ -199,6 +214,7 @@ fn reserve_section() {
     println!();
 }
 
+#[cfg(batch_alloc_policy_study)]
 fn classes_section() {
     println!("## Size classes before and after the growth rule\n");
     println!(
@@ -212,10 +228,10 @@ fn classes_section() {
     let after = size_classes();
     println!("| class | size before | size after | pages | objects | tail waste before | tail waste after |");
     println!("|---:|---:|---:|---:|---:|---:|---:|");
-    for (i, class) in after.iter().enumerate() {
+    for (i, (class, candidate)) in after.iter().zip(class_candidates()).enumerate() {
         let old = before
             .iter()
-            .find(|c| c.size == class.candidate)
+            .find(|c| c.size == candidate)
             .expect("a class comes from a candidate");
         println!(
             "| {i} | {} | {} | {} | {} | {} | {} |",
@@ -304,6 +320,17 @@ fn spans_section() {
     );
 }
 
+#[cfg(not(batch_alloc_policy_study))]
+fn main() {
+    eprintln!(
+        "The allocation-policy study reads switches production builds leave out: build it \
+         with\n  RUSTFLAGS=\"--cfg batch_alloc_policy_study\" cargo run --release --example \
+         policy -- [growth|reserve|classes|spans|all]\n(docs/policy.md)."
+    );
+    std::process::exit(2);
+}
+
+#[cfg(batch_alloc_policy_study)]
 fn main() {
     thread::spawn(|| {}).join().unwrap();
     let section = std::env::args().nth(1).unwrap_or_else(|| "all".into());

@@ -8,7 +8,16 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=docs/policy-results.md
 mkdir -p docs
-run() { cargo run --quiet --release --features policy-study --example policy "$@"; }
+# The study's switches and the page/span builds are cfgs, not cargo
+# features (docs/policy.md): each build is its own RUSTFLAGS, in a target
+# directory of its own so that the builds do not rebuild each other.
+run() {
+    local cfgs="$1" dir
+    shift
+    dir="target/policy${cfgs//--cfg batch_alloc_/-}"
+    RUSTFLAGS="--cfg batch_alloc_policy_study $cfgs" CARGO_TARGET_DIR="${dir// /}" \
+        cargo run --quiet --release --example policy -- "$@"
+}
 {
     echo "# Allocation policy: measured tables"
     echo
@@ -16,21 +25,17 @@ run() { cargo run --quiet --release --features policy-study --example policy "$@
     echo "$(nproc) cores ($(uname -m)). Times are medians of 7 runs on a machine shared with"
     echo "other work: read them as ratios. Counts (refills, slots, bytes) are exact."
     echo
-    run -- growth
-    run -- reserve
-    run -- classes
-    for features in "" "batch-alloc-rt/small-spans" "batch-alloc-rt/page-4k" \
-                    "batch-alloc-rt/page-4k,batch-alloc-rt/small-spans"; do
-        # (each build adds these to the study's own feature, policy-study)
-        echo "### Build: ${features:-default (8 KiB pages, 64 KiB spans)}"
+    run "" growth
+    run "" reserve
+    run "" classes
+    for cfgs in "" "--cfg batch_alloc_small_spans" "--cfg batch_alloc_page_4k" \
+                "--cfg batch_alloc_page_4k --cfg batch_alloc_small_spans"; do
+        # (each build adds these to the study's own cfg, batch_alloc_policy_study)
+        echo "### Build: ${cfgs:-default (8 KiB pages, 64 KiB spans)}"
         echo
-        if [ -n "$features" ]; then
-            run --features "$features" -- spans
-        else
-            run -- spans
-        fi
-        if [ "$features" = "batch-alloc-rt/small-spans" ]; then
-            run --features "$features" -- classes
+        run "$cfgs" spans
+        if [ "$cfgs" = "--cfg batch_alloc_small_spans" ]; then
+            run "$cfgs" classes
         fi
     done
 } > "$out.tmp"

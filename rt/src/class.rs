@@ -20,8 +20,6 @@ pub struct SizeClass {
     pub pages: u32,
     /// Slots in a span of this class: `pages * PAGE_SIZE / size`.
     pub slots: u32,
-    /// The candidate size the class was made from, before the growth rule.
-    pub candidate: u32,
 }
 
 impl SizeClass {
@@ -29,7 +27,6 @@ impl SizeClass {
         size: 0,
         pages: 0,
         slots: 0,
-        candidate: 0,
     };
 
     /// Bytes in a span of this class.
@@ -78,11 +75,24 @@ const fn span_pages(size: u32) -> u32 {
     pages as u32
 }
 
-/// Builds the class table, with (`grow`) or without the growth rule. Returns
-/// the classes in a fixed-size array and how many of its entries are used.
-pub const fn build_table(grow: bool) -> ([SizeClass; CANDIDATES.len()], usize) {
-    let mut table = [SizeClass::EMPTY; CANDIDATES.len()];
-    let mut len = 0;
+/// A class table as the generator builds it, in fixed-size arrays: the
+/// classes, the candidate size each was made from (before the growth rule;
+/// for the tests and the policy study, not part of [`SizeClass`]), and how
+/// many entries are used.
+pub(crate) struct Table {
+    pub classes: [SizeClass; CANDIDATES.len()],
+    #[cfg_attr(not(any(test, batch_alloc_policy_study)), allow(dead_code))]
+    pub candidates: [u32; CANDIDATES.len()],
+    pub len: usize,
+}
+
+/// Builds the class table, with (`grow`) or without the growth rule.
+pub(crate) const fn build_table(grow: bool) -> Table {
+    let mut table = Table {
+        classes: [SizeClass::EMPTY; CANDIDATES.len()],
+        candidates: [0; CANDIDATES.len()],
+        len: 0,
+    };
     let mut i = 0;
     while i < CANDIDATES.len() && CANDIDATES[i] as usize <= MAX_SMALL_SIZE {
         let candidate = CANDIDATES[i];
@@ -98,27 +108,24 @@ pub const fn build_table(grow: bool) -> ([SizeClass; CANDIDATES.len()], usize) {
             }
         }
         i += 1;
-        if len > 0 && size <= table[len - 1].size {
+        let len = table.len;
+        if len > 0 && size <= table.classes[len - 1].size {
             continue;
         }
-        table[len] = SizeClass {
-            size,
-            pages,
-            slots,
-            candidate,
-        };
-        len += 1;
+        table.classes[len] = SizeClass { size, pages, slots };
+        table.candidates[len] = candidate;
+        table.len = len + 1;
     }
-    (table, len)
+    table
 }
 
-const BUILT: ([SizeClass; CANDIDATES.len()], usize) = build_table(true);
+const BUILT: Table = build_table(true);
 
 /// Number of size classes.
-pub const NUM_CLASSES: usize = BUILT.1;
+pub const NUM_CLASSES: usize = BUILT.len;
 
-const fn truncate<const N: usize>(table: &[SizeClass; CANDIDATES.len()]) -> [SizeClass; N] {
-    let mut out = [SizeClass::EMPTY; N];
+const fn truncate<T: Copy, const N: usize>(table: &[T; CANDIDATES.len()], fill: T) -> [T; N] {
+    let mut out = [fill; N];
     let mut i = 0;
     while i < N {
         out[i] = table[i];
@@ -128,7 +135,12 @@ const fn truncate<const N: usize>(table: &[SizeClass; CANDIDATES.len()]) -> [Siz
 }
 
 /// The size classes in increasing size.
-pub const CLASSES: [SizeClass; NUM_CLASSES] = truncate(&BUILT.0);
+pub const CLASSES: [SizeClass; NUM_CLASSES] = truncate(&BUILT.classes, SizeClass::EMPTY);
+
+/// The candidate size each class of [`CLASSES`] was made from, before the
+/// growth rule.
+#[cfg(any(test, batch_alloc_policy_study))]
+pub(crate) const CANDIDATE_OF: [u32; NUM_CLASSES] = truncate(&BUILT.candidates, 0);
 
 /// The shape of class `class`, which a span or a batch recorded. An index
 /// out of the table means the runtime's metadata is corrupted: abort, in
@@ -202,12 +214,12 @@ mod tests {
 
     #[test]
     fn growth_keeps_objects_per_span_and_fills_the_span() {
-        let (plain, plain_len) = build_table(false);
-        let plain = &plain[..plain_len];
-        for class in CLASSES {
+        let plain = build_table(false);
+        let plain = &plain.classes[..plain.len];
+        for (class, candidate) in CLASSES.into_iter().zip(CANDIDATE_OF) {
             let before = plain
                 .iter()
-                .find(|c| c.size == class.candidate)
+                .find(|c| c.size == candidate)
                 .expect("every class comes from a candidate");
             assert_eq!(before.slots, class.slots, "{before:?} grew into {class:?}");
             assert_eq!(before.pages, class.pages);
@@ -261,7 +273,7 @@ mod tests {
         for (i, c) in CLASSES.iter().enumerate() {
             println!(
                 "{i:>5} {:>10} {:>5} {:>6} {:>6} {:>11}",
-                c.candidate,
+                CANDIDATE_OF[i],
                 c.size,
                 c.pages,
                 c.slots,

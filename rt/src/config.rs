@@ -6,11 +6,11 @@
 //! the slow paths (refills, full spans, recycling) run within a few hundred
 //! allocations.
 
-/// log2 of the page size: 8 KiB pages, as the Go runtime uses (4 KiB with
-/// the `page-4k` measurement feature).
-#[cfg(all(not(miri), not(feature = "page-4k")))]
+/// log2 of the page size: 8 KiB pages, as the Go runtime uses (4 KiB in the
+/// policy study's measurement build `RUSTFLAGS="--cfg batch_alloc_page_4k"`).
+#[cfg(all(not(miri), not(batch_alloc_page_4k)))]
 pub const PAGE_SHIFT: u32 = 13;
-#[cfg(all(not(miri), feature = "page-4k"))]
+#[cfg(all(not(miri), batch_alloc_page_4k))]
 pub const PAGE_SHIFT: u32 = 12;
 #[cfg(miri)]
 pub const PAGE_SHIFT: u32 = 9;
@@ -35,11 +35,12 @@ pub const FRAME_PAGES: usize = FRAME_SIZE / PAGE_SIZE;
 /// The fewest pages a span may have. The size-class generator starts here and
 /// adds pages until the tail a span cannot use is at most an eighth of it.
 /// By default every span fills its frame, so batches get long runs of slots
-/// from a single refill; the `small-spans` measurement feature starts from
-/// one page, as Go does.
-#[cfg(not(feature = "small-spans"))]
+/// from a single refill; the policy study's measurement build
+/// `RUSTFLAGS="--cfg batch_alloc_small_spans"` starts from one page, as Go
+/// does.
+#[cfg(not(batch_alloc_small_spans))]
 pub const MIN_SPAN_PAGES: usize = FRAME_PAGES;
-#[cfg(feature = "small-spans")]
+#[cfg(batch_alloc_small_spans)]
 pub const MIN_SPAN_PAGES: usize = 1;
 
 /// The largest object a batch serves; anything larger takes `Box::new`.

@@ -14,9 +14,11 @@
 use crate::fatal::fatal;
 use crate::heap;
 use crate::large;
-use crate::link::{self, check_slot_start, write_link, CHECK_SLOT_STARTS, HARDENED, MARK_OFFSET};
+use crate::link::{
+    self, check_slot_start, write_link, CHECK_SLOT_STARTS, HARDENED, LINK_BYTES, MARK_OFFSET,
+};
 use crate::outbox;
-use crate::queues::{after_local_free, after_remote_push};
+use crate::queues::after_local_free;
 use crate::region::Located;
 use crate::remote;
 use crate::sync::Ordering;
@@ -39,7 +41,7 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
         return unsafe { free_rare(ptr, at.base, at.offset, size, heap) };
     }
     let owner = span.owner();
-    if !owner.is_avail_of(heap) || size < 4 {
+    if !owner.is_avail_of(heap) || size < LINK_BYTES {
         // SAFETY: forwarded contract.
         return unsafe { free_slow(ptr, at.base, at.offset, size, heap, owner) };
     }
@@ -52,7 +54,7 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
     // reference to its state.
     let sl = unsafe { span.local() };
     // SAFETY: the slot is given up by its box, whose pointer covers the
-    // link's four bytes (`size >= 4`).
+    // link's bytes (`size >= LINK_BYTES`).
     unsafe { write_link(ptr, sl.free_head, 0) };
     sl.free_head = offset;
     // One decrement counts and tests. A double free into a span with no
@@ -102,7 +104,7 @@ unsafe fn free_slow(
     }
     let at = Located { base, offset };
     let span = at.span();
-    if size >= 4 && !owner.is_none() && owner.heap() != heap {
+    if owner.can_chain(size) && owner.heap() != heap {
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
         }
@@ -147,7 +149,7 @@ unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: us
         return unsafe { free_slow(ptr, base, offset, size, heap, owner) };
     }
     let span = at.span();
-    if size >= 4 && !span.owner().is_none() {
+    if span.owner().can_chain(size) {
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
         }
@@ -205,11 +207,11 @@ unsafe fn free_rare(
     }
     // A thread without a heap gets one, as in `free_without_heap` (the
     // hardened checks come here first).
-    let heap = match heap == NO_HEAP && size >= 4 && !owner.is_none() {
+    let heap = match heap == NO_HEAP && owner.can_chain(size) {
         true => thread::init_in_dealloc().map_or(NO_HEAP, OwnedHeap::as_ptr),
         false => heap,
     };
-    if size >= 4 && !owner.is_none() && heap != NO_HEAP {
+    if owner.can_chain(size) && heap != NO_HEAP {
         // SAFETY: as in `free_slow` (`heap` is this thread's, as `current`
         // returned or `init_in_dealloc` made it); the hardened checks are
         // done.
@@ -226,8 +228,7 @@ unsafe fn free_rare(
         return;
     }
     // SAFETY: forwarded contract.
-    let pushed = unsafe { remote::push_chain(span, slot.at.offset_in_frame(), 1, link) };
-    after_remote_push(pushed, slot.at.frame(), span);
+    unsafe { remote::push_chain(slot.at.frame(), span, slot.at.offset_in_frame(), 1, link) };
 }
 
 /// A checked free on the owner thread that the fast path left out: the span
@@ -276,13 +277,14 @@ impl Slot {
         }
     }
 
-    /// Writes the 4-byte word at byte `at` of the slot.
+    /// Writes the link-wide word (a link, or the freed mark) at byte `at` of
+    /// the slot.
     ///
     /// # Safety
     /// - The slot is given up by its box and nobody else uses it.
     unsafe fn write_word(self, at: usize, value: u32) {
-        if at.wrapping_add(4) <= self.size {
-            // SAFETY: the box's pointer covers the four bytes.
+        if at.wrapping_add(LINK_BYTES) <= self.size {
+            // SAFETY: the box's pointer covers the word's bytes.
             unsafe {
                 self.ptr
                     .wrapping_add(at)
@@ -297,16 +299,16 @@ impl Slot {
         }
     }
 
-    /// Reads the 4-byte word at byte `at` of the slot.
+    /// Reads the link-wide word at byte `at` of the slot.
     ///
     /// # Safety
     /// - As for [`Slot::write_word`].
     unsafe fn read_word(self, at: usize) -> u32 {
-        if at.wrapping_add(4) <= self.size {
-            // SAFETY: the box's pointer covers the four bytes.
+        if at.wrapping_add(LINK_BYTES) <= self.size {
+            // SAFETY: the box's pointer covers the word's bytes.
             return unsafe { self.ptr.wrapping_add(at).cast::<u32>().read_unaligned() };
         }
-        let mut bytes = [0; 4];
+        let mut bytes = [0; LINK_BYTES];
         for (i, byte) in bytes.iter_mut().enumerate() {
             // SAFETY: each byte through a pointer that covers it.
             *byte = unsafe { self.byte(at.wrapping_add(i)).read() };

@@ -31,7 +31,8 @@
 //!   its frees per span in its **outbox** and pushes each chain onto the
 //!   span's remote list with one compare-and-swap (a thread that has no
 //!   heap gets one at its first remote free; only an exiting thread pushes
-//!   each free); the owner takes the list back in one exchange.
+//!   each free); the owner takes the list back in one exchange. The
+//!   protocol, from the push to the owner's merge, is `remote.rs`.
 //! - **scope**: while one is open on a thread (a [`scope`] call or an
 //!   annotated function running, a future's poll), its thread's allocations
 //!   come from **runs**, one reservation per size class that the thread
@@ -109,9 +110,10 @@
 //! 7. With no span left in the class, a new one — `new_span`
 //!    (`reserve.rs`). Its frame comes from the pool — `acquire_frame`
 //!    (`pool.rs`), `pop_empty_frame` (`pool.rs`) — or from past the
-//!    region's high-water mark — `fresh_frames` (`region.rs`). The region is
-//!    reserved from the OS at first use — `ensure_ready` (`region.rs`),
-//!    `reserve_region` (`region.rs`). The frame becomes a span of the class,
+//!    region's high-water mark — `fresh_frames` (`region.rs`). The region's
+//!    address space is reserved from the OS at first use — `ensure_ready`
+//!    (`region.rs`), `reserve_address_space` (`region.rs`). The frame
+//!    becomes a span of the class,
 //!    owned by this heap — `Span::assign` (`types.rs`), `push_front`
 //!    (`queues.rs`).
 //!
@@ -132,7 +134,7 @@
 //!     head of the avail queue starts over with one fresh stretch —
 //!     `SpanLocal::restart` (`types.rs`). Any other empty span goes back to
 //!     the pool — `release_if_idle` (`queues.rs`), `unlink` (`queues.rs`),
-//!     `release` (`queues.rs`), `release_frame` (`pool.rs`).
+//!     `release_frame` (`pool.rs`).
 //! 11. A later refill hands the freed slots out again, before fresh
 //!     ones — `take_slots` (`reserve.rs`).
 //!
@@ -146,14 +148,15 @@
 //!     gets one at its first such free — `free_without_heap` (`free.rs`),
 //!     `init_in_dealloc` (`thread.rs`).
 //! 13. A chain goes to its span's remote list with one compare-and-swap —
-//!     `send` (`outbox.rs`), `push_chain` (`remote.rs`): when it is full,
+//!     `send` (`outbox.rs`), `push_chain` (`remote.rs`), `push_to_list`
+//!     (`remote.rs`): when it is full,
 //!     when another span needs its outbox entry, and when the thread
 //!     refills, reads `stats()`, calls `trim()` or exits — `send_all`
 //!     (`outbox.rs`). A span that is armed or abandoned gets each free at
 //!     once — `push_now` (`outbox.rs`), `push_plain` (`remote.rs`),
 //!     `push_now_notified` (`outbox.rs`). A push into an armed span (one
 //!     parked full, step 6) puts the span in its owner's mailbox —
-//!     `after_remote_push` (`queues.rs`), `notify_owner` (`remote.rs`),
+//!     `finish_push` (`remote.rs`), `notify_owner` (`remote.rs`),
 //!     `IndexStack::push` (`sync.rs`). Otherwise the slots wait on the
 //!     remote list.
 //!
@@ -161,14 +164,16 @@
 //!
 //! 14. The owner takes the slots back at its next refill — `reserve_slow`
 //!     (`reserve.rs`). It empties its mailbox — `drain_mailbox`
-//!     (`queues.rs`), `drain_mailbox_slow` (`queues.rs`): for each span it
-//!     waits out a notifier — `quiesce` (`remote.rs`) — takes the remote
-//!     list in one exchange — `take` (`remote.rs`) — splices it onto the
-//!     span's free list — `merge_remote` (`queues.rs`) — and moves the span
-//!     back to the avail queue — `move_to` (`queues.rs`).
+//!     (`queues.rs`), `drain_mailbox_slow` (`queues.rs`), `take_mailbox`
+//!     (`remote.rs`): for each span — `Mailed::next` (`remote.rs`) — it
+//!     waits out a notifier — `take_mailed` (`remote.rs`), `quiesce`
+//!     (`remote.rs`) — takes the remote list in one exchange — `take`
+//!     (`remote.rs`) — splices it onto the span's free list — `merge`
+//!     (`remote.rs`) — and moves the span back to the avail queue —
+//!     `move_to` (`queues.rs`).
 //! 15. A span already on the avail queue is collected when a refill looks
-//!     at it — `collect` (`queues.rs`), `take` (`remote.rs`),
-//!     `merge_remote` (`queues.rs`). Its slots go out again —
+//!     at it — `collect` (`remote.rs`), `take` (`remote.rs`), `merge`
+//!     (`remote.rs`). Its slots go out again —
 //!     `take_slots` (`reserve.rs`). `trim()` collects at once —
 //!     `trim_current` (`thread.rs`), `release_empty_spans` (`queues.rs`).
 //!
@@ -182,16 +187,16 @@
 //!     mailbox is drained — `drain_mailbox` (`queues.rs`).
 //! 17. Each span is released if nothing is out of it, else abandoned —
 //!     `retire_span` (`thread.rs`), `disarm` (`remote.rs`), `abandon`
-//!     (`remote.rs`), `release` (`queues.rs`). The heap record goes back
+//!     (`remote.rs`), `release_frame` (`pool.rs`). The heap record goes back
 //!     for a later thread — `HeapRecord::hand_back` (`types.rs`).
 //! 18. Frees into an abandoned span still work, from any thread: each
 //!     counts the span's remote word down — `free_rare` (`free.rs`),
 //!     `push_chain` (`remote.rs`). The exiting thread makes no new heap;
 //!     its own later frees skip the outbox — `free_without_heap`
 //!     (`free.rs`).
-//! 19. The last free returns the span to the pool — `after_remote_push`
-//!     (`queues.rs`), `release` (`queues.rs`), `release_frame` (`pool.rs`),
-//!     `pool_empty_frame` (`pool.rs`). Past the pool's limit an unused
+//! 19. The last free returns the span to the pool — `finish_push`
+//!     (`remote.rs`), `release_frame` (`pool.rs`), `pool_empty_frame`
+//!     (`pool.rs`). Past the pool's limit an unused
 //!     frame decays to the OS — `decay` (`pool.rs`).
 //!
 //! [batch-alloc]: https://docs.rs/batch-alloc
@@ -214,8 +219,11 @@
 // 4. link                  free-list links and their hardening
 // 5. region                address space, frames, span reset
 // 6. pool                  empty frames: single ones and whole extents
-// 7. remote, record, large  the cross-thread word protocol; the heap registry; large blocks
-// 8. queues                a heap's spans: queues, slots coming back
+// 7. remote, record, large  the remote free (the span's word, chains pushed,
+//                          the owner told, slots taken back and merged); the
+//                          heap registry; large blocks
+// 8. queues                a heap's spans: queues, where spans go as slots
+//                          come back, slots given back
 // 9. outbox                remote frees, collected and sent in chains
 // 10. heap                 this thread's heap record and scope state
 // 11. thread               a heap's life: made, trimmed, forked, retired
@@ -282,14 +290,23 @@ pub mod __private {
     pub use crate::stats::scoped_allocations_on_this_thread;
 
     /// The size classes without the rule that grows each class to fill its
-    /// span, for comparing the two tables (the `policy-study` feature).
-    #[cfg(feature = "policy-study")]
+    /// span, for comparing the two tables (the policy study's
+    /// `--cfg batch_alloc_policy_study`).
+    #[cfg(batch_alloc_policy_study)]
     pub fn size_classes_before_growth() -> Vec<crate::SizeClass> {
-        let (table, len) = crate::class::build_table(false);
-        table[..len].to_vec()
+        let table = crate::class::build_table(false);
+        table.classes[..table.len].to_vec()
     }
 
-    #[cfg(feature = "policy-study")]
+    /// For each class of [`size_classes`](crate::size_classes), in order,
+    /// the candidate size it was made from before the growth rule (the
+    /// policy study's `--cfg batch_alloc_policy_study`).
+    #[cfg(batch_alloc_policy_study)]
+    pub fn class_candidates() -> Vec<u32> {
+        crate::class::CANDIDATE_OF.to_vec()
+    }
+
+    #[cfg(batch_alloc_policy_study)]
     pub use crate::reserve::set_exact_refills;
 }
 

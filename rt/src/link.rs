@@ -31,9 +31,14 @@ pub(crate) const HARDENED: bool = cfg!(feature = "hardened");
 
 const CANARY: u32 = 0x5EED_F4EE;
 
+/// Bytes a link takes at the start of a free slot. A box smaller than this
+/// cannot hold one in its own bytes: its free takes the byte-by-byte paths
+/// (`free.rs`), and never joins a chain.
+pub(crate) const LINK_BYTES: usize = size_of::<u32>();
+
 /// Where in a slot the freed mark goes: the second word, so that it does not
 /// overlap the link.
-pub(crate) const MARK_OFFSET: usize = 4;
+pub(crate) const MARK_OFFSET: usize = LINK_BYTES;
 
 /// The key `span`'s links are encoded with.
 #[inline(always)]

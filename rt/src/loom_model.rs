@@ -7,8 +7,14 @@
 //! happens around them: a release resets the span with the real
 //! `Span::reset` and a reuse assigns it with the real `Span::assign`, so
 //! that a thread that reads a span after another has released it sees what
-//! it would see in the program. Protocol windows are marked in the code
-//! (`sync::window`), which makes loom try every order of them.
+//! it would see in the program. What needs the region stays out: a freer
+//! runs `push_chain`'s word step (`push_to_list`) and, as its
+//! `finish_push` does, notifies with the real `notify_owner`, but counts a
+//! reclaim where the program gives the frame to the pool; the owner takes
+//! its lists with the real `take` and `take_mailed` and walks them where
+//! the program splices them onto the span's free list. Protocol windows
+//! are marked in the code (`sync::window`), which makes loom try every
+//! order of them.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
@@ -90,11 +96,11 @@ impl Fixture {
         // SAFETY: the slot is this thread's to give.
         let link = |next| unsafe { write_link(slot, next, 0) };
         // SAFETY: each thread frees its own slot once.
-        if !owner.is_none() && unsafe { remote::push_plain(&self.span, offset, link) } {
+        if owner.can_chain(8) && unsafe { remote::push_plain(&self.span, offset, link) } {
             return false;
         }
         // SAFETY: as above.
-        let pushed = unsafe { remote::push_chain(&self.span, offset, 1, link) };
+        let pushed = unsafe { remote::push_to_list(&self.span, offset, 1, link) };
         if pushed == Pushed::Notify {
             notify_owner(Frame::FIRST, &self.span);
         }
@@ -183,7 +189,7 @@ fn a_full_span_notifies_its_owner_who_finds_every_free() {
                 thread::spawn(move || assert!(!fixture.free_remotely(i)))
             })
             .collect();
-        // The owner drains its mailbox as a refill does.
+        // The owner drains its mailbox as a refill does (`take_mailbox`).
         let mut taken = BTreeSet::new();
         let mut notified = 0;
         let mut drain = |taken: &mut BTreeSet<u32>| {
@@ -200,14 +206,9 @@ fn a_full_span_notifies_its_owner_who_finds_every_free() {
                     "alone in the mailbox"
                 );
                 notified += 1;
-                remote::quiesce(&fixture.span);
-                let (head, n) = remote::take(
-                    &fixture.span,
-                    Take {
-                        from_mailbox: true,
-                        arm_if_empty: true,
-                    },
-                );
+                // Still on the full queue: the span was armed, and a free
+                // that took ARMED notifies.
+                let (head, n) = remote::take_mailed(&fixture.span, true);
                 fixture.walk(head, n, taken);
             }
         };
@@ -310,7 +311,7 @@ fn a_remote_free_does_not_release_a_span_reused_meanwhile() {
 
 /// An outbox's chain of two slots is sent while the owner exits and a third
 /// slot is freed on its own: `send` pushes the chain with one `push_chain`
-/// of two, which counts an abandoned span down by two. Exactly one of the
+/// of two, whose word step counts an abandoned span down by two. Exactly one of the
 /// three threads releases the span, whatever the order.
 #[test]
 fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
@@ -327,7 +328,7 @@ fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
                 // SAFETY: as above.
                 let link_last = |next| unsafe { write_link(tail, next, 0) };
                 // SAFETY: slots 0 and 1 are out and given up, chained 1 -> 0.
-                let pushed = unsafe { remote::push_chain(&fixture.span, 8, 2, link_last) };
+                let pushed = unsafe { remote::push_to_list(&fixture.span, 8, 2, link_last) };
                 if pushed == Pushed::Notify {
                     notify_owner(Frame::FIRST, &fixture.span);
                 }

@@ -26,7 +26,6 @@ use core::ptr;
 
 use crate::config::{FRAME_SHIFT, FRAME_SIZE};
 use crate::link::{self, write_link};
-use crate::queues::after_remote_push;
 use crate::region::{self, Located};
 use crate::remote;
 use crate::sync::Ordering;
@@ -202,8 +201,7 @@ unsafe fn push_now_notified(slot: *mut u8, base: *mut u8, offset: usize, span: &
     // SAFETY: forwarded contract; only this push writes the link.
     let link = unsafe { link_writer(slot, span) };
     // SAFETY: the slot is out of `span` and given up.
-    let pushed = unsafe { remote::push_chain(span, at.offset_in_frame(), 1, link) };
-    after_remote_push(pushed, at.frame(), span);
+    unsafe { remote::push_chain(at.frame(), span, at.offset_in_frame(), 1, link) };
 }
 
 /// What a push of the one slot at `slot` writes its link with.
@@ -246,13 +244,12 @@ fn send(heap: OwnedHeap, entry: &mut Outgoing) {
     // SAFETY: the tail is a slot of the chain, given up by its box in an
     // earlier free that has returned; only this push writes its link.
     let link_last = |next| unsafe { write_link(tail, next, key) };
-    let count = OUTBOX_LIMIT.wrapping_sub(entry.room);
+    let (head, count) = (entry.head, OUTBOX_LIMIT.wrapping_sub(entry.room));
+    *entry = Outgoing::EMPTY;
+    publish(heap, count.wrapping_neg());
     // SAFETY: the chain's slots are out of `span`, given up, and linked
     // head to tail but for the tail's link, which `link_last` writes.
-    let pushed = unsafe { remote::push_chain(span, entry.head, count, link_last) };
-    publish(heap, count.wrapping_neg());
-    *entry = Outgoing::EMPTY;
-    after_remote_push(pushed, frame, span);
+    unsafe { remote::push_chain(frame, span, head, count, link_last) };
 }
 
 /// Adds `delta` (wrapping) to the published count of waiting slots.

@@ -20,6 +20,7 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
 
+use crate::class;
 use crate::config::{DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES};
 use crate::fatal::fatal;
 use crate::frame::Frame;
@@ -71,13 +72,15 @@ pub(crate) fn acquire_frame() -> Option<Frame> {
 /// # Safety
 /// - No slot of the span is out, no thread will touch its remote word
 ///   again, and the caller holds the span alone (it owns it, or reclaims it
-///   after abandonment).
-pub(crate) unsafe fn release_frame(frame: Frame, span_bytes: usize) {
+///   after abandonment): it is on no queue and no freer is notifying.
+pub(crate) unsafe fn release_frame(frame: Frame) {
     let span = span(frame);
     if span.slot_size.load(Ordering::Relaxed) == 0 {
         fatal("batch-alloc: a span released twice");
     }
-    region::note_released(span_bytes);
+    // SAFETY: the caller holds the span alone.
+    let class = unsafe { span.local().class };
+    region::note_released(class::shape(class).span_bytes());
     // SAFETY: the caller holds the span alone.
     unsafe { span.reset() };
     window();

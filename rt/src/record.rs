@@ -119,8 +119,8 @@ pub(crate) fn counter_totals() -> [u64; 4] {
     totals
 }
 
-/// Counts a refill of `slots` slots for `tally` on this thread's heap.
-/// Every slot counts as handed out until given back.
+/// Counts a reservation (a refill) of `slots` slots for `tally` on this
+/// thread's heap. Every slot counts as handed out until given back.
 pub(crate) fn count_reserve(heap: OwnedHeap, slots: u32, tally: Tally) {
     Counters::add(&heap.counters.reserve_calls, 1);
     Counters::add(heap.counters.slots(tally), slots as u64);

@@ -157,7 +157,7 @@ fn init_slow() -> bool {
     }
     locks::REGION_INIT.lock();
     if STATE.load(Ordering::Relaxed) == UNINIT {
-        let ready = reserve_region();
+        let ready = reserve_address_space();
         STATE.store(if ready { READY } else { FAILED }, Ordering::Release);
     }
     let ready = STATE.load(Ordering::Relaxed) == READY;
@@ -180,13 +180,14 @@ const REGION_ALIGN: usize = FRAME_SIZE;
 const HUGE_PAGE: usize = 2 << 20;
 const _: () = assert!(META_BYTES % REGION_ALIGN == 0 && REGION_ALIGN % FRAME_SIZE == 0);
 
-/// Reserves the metadata array and the frames in one range aligned to a
-/// huge page, and asks for huge pages over all of it, as mimalloc does for
+/// Reserves the region's address space, the metadata array and the frames
+/// in one range aligned to a huge page (`os::reserve_address_space`), and
+/// asks for huge pages over all of it, as mimalloc does for
 /// its arenas: memory a program touches for the first time then faults in
 /// a huge page at a time rather than a page at a time (docs/runtime.md has
 /// the figures). All or nothing: the ownership check compares against the
 /// full length.
-fn reserve_region() -> bool {
+fn reserve_address_space() -> bool {
     let Some(start) = os::reserve_address_space(META_BYTES + REGION_BYTES + REGION_ALIGN) else {
         return false;
     };

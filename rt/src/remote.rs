@@ -1,4 +1,12 @@
-//! The remote word: how slots freed by other threads get back to a span.
+//! The remote free, in one place: how a slot freed on a thread other than
+//! its span's owner gets back to the owner. A freeing thread pushes its
+//! slots, a chain at a time (`outbox.rs` collects the chains), onto the
+//! span's remote list ([`push_chain`]), which tells an owner that waits for
+//! them ([`notify_owner`]) or reclaims an abandoned span whose last slot
+//! this was. The owner takes a list back in one exchange and splices it
+//! onto the span's free list: one span's ([`collect`]), or every span its
+//! mailbox holds ([`take_mailbox`]). Where a span then goes among its
+//! heap's class queues is `queues.rs`'s business.
 //!
 //! Each span has one 64-bit atomic word:
 //!
@@ -18,8 +26,9 @@
 //!
 //! A freer pushes its slot (and possibly takes ARMED, setting NOTIFYING and
 //! IN_MAILBOX, then pushes the span onto the owner's mailbox) with one
-//! compare-and-swap; the owner takes the whole list with one. Because head, count and flags change together, no state is seen
-//! half-updated and no separate lock is needed.
+//! compare-and-swap; the owner takes the whole list with one. Because head,
+//! count and flags change together, no state is seen half-updated and no
+//! separate lock is needed.
 //!
 //! Every decision is made from the word a compare-and-swap replaced, never
 //! from a read after it: once a free or an abandonment has published its
@@ -28,10 +37,13 @@
 //! someone else. That is why abandonment moves the owner's count of slots
 //! out into the word itself.
 
-use crate::fatal::fatal;
+use crate::fatal::{check, fatal};
 use crate::frame::Frame;
+use crate::link::{self, tail_of, write_link, LINK_BYTES};
+use crate::pool;
+use crate::region::{self, frame_base};
 use crate::sync::{backoff, window, Ordering};
-use crate::types::{Span, NIL};
+use crate::types::{OwnedHeap, OwnerWord, Span, NIL, QUEUE_FULL};
 
 const HEAD_MASK: u64 = 0xFFFF_FFFF;
 const COUNT_SHIFT: u32 = 32;
@@ -123,6 +135,17 @@ impl RemoteWord {
     }
 }
 
+impl OwnerWord {
+    /// Whether a free of a box of `size` bytes into a span with this owner
+    /// word can go back as a link of a chain (an outbox's, or the span's
+    /// remote list): the box's own bytes hold a link, and a heap owns the
+    /// span to take the chain back.
+    #[inline(always)]
+    pub(crate) fn can_chain(self, size: usize) -> bool {
+        size >= LINK_BYTES && !self.is_none()
+    }
+}
+
 /// The span's remote word, loaded with `order`.
 #[inline(always)]
 fn load(span: &Span, order: Ordering) -> RemoteWord {
@@ -151,7 +174,7 @@ pub(crate) fn word(span: &Span) -> RemoteWord {
     load(span, Ordering::Acquire)
 }
 
-/// What a remote free leaves for its caller to do.
+/// What a push onto the remote list leaves to do ([`finish_push`]).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Pushed {
     /// Nothing more.
@@ -169,7 +192,7 @@ pub(crate) enum Pushed {
 /// [`push_chain`], which handles both.
 ///
 /// # Safety
-/// - As for [`push_chain`], for a chain of the one slot at `offset`.
+/// - As for [`push_to_list`], for a chain of the one slot at `offset`.
 #[inline]
 pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl FnMut(u32)) -> bool {
     let mut word = load(span, Ordering::Relaxed);
@@ -189,15 +212,35 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl Fn
     }
 }
 
-/// Pushes a chain of `n` free slots onto the span's remote list, the first
-/// at `first_offset`. `link_last` writes the link of the chain's last slot
-/// (so a remote list always ends in [`NIL`]); earlier links are the
-/// caller's.
+/// Pushes a chain of `n` free slots onto the remote list of `span` (of
+/// frame `frame`), the first at `first_offset`, and does what the push
+/// leaves to do: tells an owner waiting for a free, or reclaims an
+/// abandoned span whose last slots these were. `link_last` writes the link
+/// of the chain's last slot (so a remote list always ends in [`NIL`]);
+/// earlier links are the caller's.
+///
+/// # Safety
+/// - As for [`push_to_list`].
+#[inline]
+pub(crate) unsafe fn push_chain(
+    frame: Frame,
+    span: &Span,
+    first_offset: u32,
+    n: u32,
+    link_last: impl FnMut(u32),
+) {
+    // SAFETY: forwarded contract.
+    let pushed = unsafe { push_to_list(span, first_offset, n, link_last) };
+    finish_push(pushed, frame, span);
+}
+
+/// The word step of [`push_chain`]: pushes the chain with one
+/// compare-and-swap and says what is left to do.
 ///
 /// # Safety
 /// - The chain's slots belong to `span`, are out of it (counted in `used`),
 ///   and are owned by the caller, who gives them up.
-pub(crate) unsafe fn push_chain(
+pub(crate) unsafe fn push_to_list(
     span: &Span,
     first_offset: u32,
     n: u32,
@@ -241,6 +284,21 @@ pub(crate) unsafe fn push_chain(
                 };
             }
             Err(seen) => word = seen,
+        }
+    }
+}
+
+/// Finishes what a push asked for: telling an owner whose span was full, or
+/// reclaiming an abandoned span whose last slot this was.
+#[inline]
+fn finish_push(pushed: Pushed, frame: Frame, span: &Span) {
+    match pushed {
+        Pushed::Done => {}
+        Pushed::Notify => notify_owner(frame, span),
+        Pushed::Reclaim => {
+            // SAFETY: the span is abandoned and every slot is free: nobody
+            // else can reach it, and abandoned spans are never armed.
+            unsafe { pool::release_frame(frame) }
         }
     }
 }
@@ -373,12 +431,120 @@ pub(crate) fn disarm(span: &Span) {
 }
 
 /// Waits until no freer is in the middle of notifying the owner. Owner only.
-pub(crate) fn quiesce(span: &Span) {
+fn quiesce(span: &Span) {
     let mut spins = 0;
     while load(span, Ordering::Acquire).has(NOTIFYING) {
         backoff(&mut spins);
     }
 }
+
+// ---- the owner takes the slots back ----
+
+/// Takes the span's remote list onto its own free list. Owner only.
+#[cold]
+pub(crate) fn collect(frame: Frame, span: &Span) {
+    let (head, n) = take(
+        span,
+        Take {
+            from_mailbox: false,
+            arm_if_empty: false,
+        },
+    );
+    // SAFETY: this thread owns the span; no local reference is live.
+    unsafe { merge(frame, span, head, n) };
+}
+
+/// The spans remote frees put in a heap's mailbox, taken out of it at once:
+/// [`take_mailbox`]. Holds the owner's handle, so it stays on the owner
+/// thread.
+pub(crate) struct Mailed {
+    heap: OwnedHeap,
+    /// The next span's frame link, or 0.
+    next: u32,
+}
+
+/// Empties `heap`'s mailbox: each span it held comes out of the iterator
+/// with the slots freed into it already on its free list, and how many
+/// there were; the caller, its owner, puts the span where they leave it
+/// (`queues.rs`). Owner only.
+pub(crate) fn take_mailbox(heap: OwnedHeap) -> Mailed {
+    let next = heap.mailbox.take_all();
+    window();
+    Mailed { heap, next }
+}
+
+impl Iterator for Mailed {
+    type Item = (Frame, &'static Span, u32);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let frame = Frame::from_link(self.next)?;
+        let span = region::span(frame);
+        self.next = span.mail_next.load(Ordering::Relaxed);
+        check!(
+            span.owner().heap() == self.heap.as_ptr(),
+            "a span in another heap's mailbox"
+        );
+        // SAFETY: spans in the mailbox belong to its heap, `self.heap`,
+        // this thread's; no local reference is live.
+        let on_full_queue = unsafe { span.local().queue } == QUEUE_FULL;
+        let (head, n) = take_mailed(span, on_full_queue);
+        // SAFETY: as above.
+        unsafe { merge(frame, span, head, n) };
+        Some((frame, span, n))
+    }
+}
+
+/// Takes the remote list of a span just out of its owner's mailbox,
+/// clearing IN_MAILBOX; a span still on the full queue (`on_full_queue`)
+/// that got nothing is armed again. Owner only.
+pub(crate) fn take_mailed(span: &Span, on_full_queue: bool) -> (u32, u32) {
+    // The pusher has linked the span in; let it finish clearing NOTIFYING
+    // so that re-arming cannot start a second notification.
+    quiesce(span);
+    take(
+        span,
+        Take {
+            from_mailbox: true,
+            arm_if_empty: on_full_queue,
+        },
+    )
+}
+
+/// Splices a remote list of `n` slots starting at `head` onto the span's
+/// free list and stops counting them as used. Owner only.
+///
+/// # Safety
+/// - This thread owns the span, the list was just taken from its remote
+///   word, and no reference from `Span::local` for it is live.
+unsafe fn merge(frame: Frame, span: &Span, head: u32, n: u32) {
+    if n == 0 {
+        return;
+    }
+    // SAFETY: the caller owns the span and holds no reference to its state.
+    let sl = unsafe { span.local() };
+    if sl.free_head != NIL {
+        let base = frame_base(frame);
+        let key = link::key(span);
+        // SAFETY: the list's slots are free slots of this span whose links
+        // the take's acquire made visible.
+        let tail = unsafe { tail_of(base, head, n, key) };
+        // SAFETY: the tail is a free slot of this span, now the owner's.
+        unsafe { write_link(base.wrapping_add(tail as usize), sl.free_head, key) };
+    }
+    sl.free_head = head;
+    let Some(used) = span.used().checked_sub(n) else {
+        fatal("batch-alloc: more slots freed into a span than were out");
+    };
+    span.set_used(used);
+    check!(
+        // SAFETY: `sl` is the owner's; the merged links are visible (above).
+        unsafe { span.is_valid(sl, frame_base(frame)) },
+        "span counts after a drain"
+    );
+}
+
+// ---- the owner's exit ----
 
 /// Marks the span abandoned by its exiting owner, which has `used` slots
 /// out of it (counting those on the remote list). The caller has disarmed

@@ -9,7 +9,7 @@ use crate::frame::Frame;
 use crate::link::{self, read_link};
 use crate::outbox;
 use crate::pool;
-use crate::queues::{collect, drain_mailbox, move_to, push_front};
+use crate::queues::{drain_mailbox, move_to, push_front};
 use crate::record::count_reserve;
 use crate::region::{self, frame_base};
 use crate::remote;
@@ -18,15 +18,16 @@ use crate::types::{HeapLocal, OwnedHeap, Span, SpanLocal, Tally, NIL, QUEUE_AVAI
 
 /// The allocation-policy study's switch (docs/policy.md): take exactly what
 /// a refill asks for, never the rest of the span. Compiled only with the
-/// `policy-study` feature, so that the production refill reads no switch.
-#[cfg(feature = "policy-study")]
+/// `--cfg batch_alloc_policy_study`, so that the production refill reads
+/// no switch.
+#[cfg(batch_alloc_policy_study)]
 static EXACT_REFILLS: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
 /// Makes refills take exactly what they ask for (`true`) or, as by default,
 /// the rest of the span when less than twice the request would remain. For
-/// the policy measurements (the `policy-study` feature); not part of the
+/// the policy measurements (`--cfg batch_alloc_policy_study`); not part of the
 /// stable API.
-#[cfg(feature = "policy-study")]
+#[cfg(batch_alloc_policy_study)]
 pub fn set_exact_refills(exact: bool) {
     EXACT_REFILLS.store(exact, Ordering::Relaxed);
 }
@@ -35,9 +36,9 @@ pub fn set_exact_refills(exact: bool) {
 /// policy study.
 #[inline(always)]
 fn exact_refills() -> bool {
-    #[cfg(feature = "policy-study")]
+    #[cfg(batch_alloc_policy_study)]
     return EXACT_REFILLS.load(Ordering::Relaxed);
-    #[cfg(not(feature = "policy-study"))]
+    #[cfg(not(batch_alloc_policy_study))]
     false
 }
 
@@ -129,7 +130,7 @@ fn reserve_slow(heap: OwnedHeap, class: u8, want: u32, tally: Tally) -> Option<R
         };
         let span = region::span(frame);
         if remote::has_pending(span) {
-            collect(frame, span);
+            remote::collect(frame, span);
         }
         // SAFETY: as above.
         let sl = unsafe { span.local() };

@@ -31,8 +31,8 @@ pub struct Stats {
     /// started: annotated `Box::new`s and, in capturing scopes, every other
     /// allocation the runtime could serve.
     pub scoped_allocations: u64,
-    /// Refills served, to batches and to scope runs, since the program
-    /// started.
+    /// Reservations made since the program started: the calls that hand a
+    /// batch or a scope's run the slots it asked for, one per refill.
     pub reserve_calls: u64,
     /// Slots owned by allocations that have not been freed yet.
     pub live_slots: u64,

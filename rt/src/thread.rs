@@ -35,7 +35,7 @@ use crate::heap::{
 use crate::os;
 use crate::outbox;
 use crate::pool;
-use crate::queues::{drain_mailbox, give_back_runs, release, release_empty_spans};
+use crate::queues::{drain_mailbox, give_back_runs, release_empty_spans};
 use crate::record::claim_record;
 use crate::region;
 use crate::remote;
@@ -224,8 +224,9 @@ fn retire_span(frame: Frame, span: &Span) {
     span.set_owner(OwnerWord::NONE);
     window();
     if remote::abandon(span, span.used()) {
-        // SAFETY: every slot is free and nobody notifies a disarmed span.
-        unsafe { release(frame, span) };
+        // SAFETY: every slot is free, the span is on no queue, and nobody
+        // notifies a disarmed span.
+        unsafe { pool::release_frame(frame) };
     }
 }
 

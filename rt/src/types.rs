@@ -341,7 +341,8 @@ pub(crate) const NO_HEAP: *mut HeapRecord = ptr::dangling_mut();
 pub(crate) struct Counters {
     /// Slots reserved to batches, less the ones given back unused.
     pub batched_boxes: core::sync::atomic::AtomicU64,
-    /// Refills served, to batches and to scope runs.
+    /// Reservations made for batches and scope runs, one per refill (what
+    /// `Stats::reserve_calls` counts).
     pub reserve_calls: core::sync::atomic::AtomicU64,
     /// Slots reserved to scope runs, less the ones given back unused.
     pub run_slots: core::sync::atomic::AtomicU64,
