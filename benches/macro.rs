@@ -1,12 +1,11 @@
 //! `#[batch_alloc]` functions against the same functions without the
-//! attribute, under `BatchAlloc<System>`, in one process: in the default
-//! form (a batch scope per loop nest, capturing) and in the per-site form
-//! `#[batch_alloc(per_site)]`.
+//! attribute, under `BatchAlloc<System>`, in one process (a batch scope per
+//! loop nest, capturing).
 //!
 //! `cargo bench -p batch-alloc-benches --bench macro` (add `-- --quick` for a
-//! fast pass). Every group has a `plain`, a `scoped` and a `per_site` member
-//! built from one source by the `twins!` macro below, so they differ by the
-//! attribute alone. Each iteration allocates and then drops everything it allocated.
+//! fast pass). Every group has a `plain` and a `scoped` member built from one
+//! source by the `twins!` macro below, so they differ by the attribute
+//! alone. Each iteration allocates and then drops everything it allocated.
 //! Throughput is in boxes, so criterion's time per element is the cost of one
 //! box.
 //!
@@ -19,10 +18,6 @@
 //! the steadiest figure this machine gives. Larger cases are measured one
 //! after the other as usual: alternating them would have each start with
 //! caches the other just filled.
-//!
-//! The `nested_*` groups are the measurement behind the macro's
-//! choice of where an inner loop's batch lives: `own_loop` and `outermost`
-//! are the two candidate expansions written out by hand.
 
 // The functions box the way the code the attribute is for does.
 #![allow(clippy::vec_box, clippy::while_let_on_iterator)]
@@ -76,8 +71,8 @@ pub struct Tree {
     pub right: Box<[u64; 4]>,
 }
 
-/// Emits every function three times: in `plain` as written, in `scoped`
-/// under `#[batch_alloc]`, in `per_site` under `#[batch_alloc(per_site)]`.
+/// Emits every function twice: in `plain` as written, in `scoped` under
+/// `#[batch_alloc]`.
 macro_rules! twins {
     ($($item:item)*) => {
         mod plain {
@@ -87,10 +82,6 @@ macro_rules! twins {
         mod scoped {
             use super::*;
             $(#[batch_alloc::batch_alloc] $item)*
-        }
-        mod per_site {
-            use super::*;
-            $(#[batch_alloc::batch_alloc(per_site)] $item)*
         }
     };
 }
@@ -131,34 +122,6 @@ twins! {
         for i in 0..outer as u64 {
             for j in 0..inner as u64 {
                 out.push(Box::new(Record::new(i ^ j)));
-            }
-        }
-    }
-}
-
-/// The two candidate placements of an inner loop's batch, written out.
-mod placement {
-    use super::Record;
-    use batch_alloc::__private::{box_from_batch, ErasedBatch};
-
-    /// The inner loop's batch lives at the inner loop, sized by its trip count.
-    pub fn own_loop(outer: usize, inner: usize, out: &mut Vec<Box<Record>>) {
-        for i in 0..outer as u64 {
-            let iter = 0..inner as u64;
-            let mut batch = ErasedBatch::with_capacity(iter.size_hint().0);
-            for j in iter {
-                out.push(box_from_batch(&mut batch, Box::new, Record::new(i ^ j)));
-            }
-        }
-    }
-
-    /// The inner loop's batch lives at the outermost loop, growing
-    /// geometrically.
-    pub fn outermost(outer: usize, inner: usize, out: &mut Vec<Box<Record>>) {
-        let mut batch = ErasedBatch::with_capacity(0);
-        for i in 0..outer as u64 {
-            for j in 0..inner as u64 {
-                out.push(box_from_batch(&mut batch, Box::new, Record::new(i ^ j)));
             }
         }
     }
@@ -229,11 +192,7 @@ fn filling<'a, T>(
 
 fn bench_records(c: &mut Criterion) {
     for n in [1usize, 2, 1024, 65536] {
-        let (mut a, mut b, mut c2) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
+        let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let chunk = if n <= 2 { Some(64) } else { None };
         group(
             c,
@@ -244,7 +203,6 @@ fn bench_records(c: &mut Criterion) {
             &mut [
                 ("plain", &mut filling(plain::records, n, &mut a)),
                 ("scoped", &mut filling(scoped::records, n, &mut b)),
-                ("per_site", &mut filling(per_site::records, n, &mut c2)),
             ],
         );
     }
@@ -265,20 +223,13 @@ fn bench_linked_list(c: &mut Criterion) {
             ("scoped", &mut || {
                 drop_list(black_box(scoped::linked_list(black_box(n))))
             }),
-            ("per_site", &mut || {
-                drop_list(black_box(per_site::linked_list(black_box(n))))
-            }),
         ],
     );
 }
 
 fn bench_trees(c: &mut Criterion) {
     let n = 1024usize;
-    let (mut a, mut b, mut c2) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
+    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
     group(
         c,
         "trees",
@@ -288,18 +239,13 @@ fn bench_trees(c: &mut Criterion) {
         &mut [
             ("plain", &mut filling(plain::trees, n, &mut a)),
             ("scoped", &mut filling(scoped::trees, n, &mut b)),
-            ("per_site", &mut filling(per_site::trees, n, &mut c2)),
         ],
     );
 }
 
 fn bench_filtered(c: &mut Criterion) {
     let input: Vec<Record> = (0..2048).map(Record::new).collect();
-    let ways: [(&str, Filtered); 3] = [
-        ("plain", plain::filtered),
-        ("scoped", scoped::filtered),
-        ("per_site", per_site::filtered),
-    ];
+    let ways: [(&str, Filtered); 2] = [("plain", plain::filtered), ("scoped", scoped::filtered)];
     let mut outs: Vec<Vec<Box<Record>>> = ways.iter().map(|_| Vec::with_capacity(1024)).collect();
     let mut closures: Vec<Box<dyn FnMut() + '_>> = ways
         .iter()
@@ -337,16 +283,9 @@ fn members<'a, F>(
 
 type Nested = fn(usize, usize, &mut Vec<Box<Record>>);
 
-/// `outer` x `inner` boxes: plain, both forms, and the two placements of
-/// the per-site form's batch by hand.
+/// `outer` x `inner` boxes, as written and under the attribute.
 fn nested_group(c: &mut Criterion, name: &str, outer: usize, inner: usize) {
-    let ways: [(&str, Nested); 5] = [
-        ("plain", plain::nested),
-        ("scoped", scoped::nested),
-        ("per_site", per_site::nested),
-        ("own_loop", placement::own_loop),
-        ("outermost", placement::outermost),
-    ];
+    let ways: [(&str, Nested); 2] = [("plain", plain::nested), ("scoped", scoped::nested)];
     let n = outer * inner;
     let mut outs: Vec<Vec<Box<Record>>> = ways.iter().map(|_| Vec::with_capacity(n)).collect();
     let mut closures: Vec<Box<dyn FnMut() + '_>> = ways
@@ -416,11 +355,6 @@ fn short_loop_ratios() {
             &format!("records/{n}, scoped"),
             &mut filling(plain::records, n, &mut a),
             &mut filling(scoped::records, n, &mut b),
-        );
-        chunk_ratio(
-            &format!("records/{n}, per_site"),
-            &mut filling(plain::records, n, &mut a),
-            &mut filling(per_site::records, n, &mut b),
         );
     }
 }

@@ -8,10 +8,9 @@
 //! ```
 //!
 //! Workloads: `batch`, `box_new`, `vec` (T = 64 bytes, allocate N then drop);
-//! `plain`, `scoped` and `per_site` (the loop of `box_new` in a function of
-//! its own, written once, as written and under `#[batch_alloc]` and
-//! `#[batch_alloc(per_site)]`: what the attribute's loop costs, scope or batch
-//! set-up included);
+//! `plain` and `scoped` (the loop of `box_new` in a function of its own,
+//! written once, as written and under `#[batch_alloc]`: what the attribute's
+//! loop costs, scope set-up included);
 //! `batch_cross`, `box_new_cross` (allocate N here, drop them on another
 //! thread, one that has never allocated from a batch: it gets a heap at its
 //! first free, and its frees go through its outbox); `batch_cross_heap`
@@ -36,7 +35,7 @@ type T = [u64; 8];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: instructions batch|box_new|plain|scoped|per_site|vec N REPS";
+    let usage = "usage: instructions batch|box_new|plain|scoped|vec N REPS";
     let workload = args.get(1).expect(usage).clone();
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).expect(usage);
     let reps: usize = args.get(3).and_then(|s| s.parse().ok()).expect(usage);
@@ -87,11 +86,6 @@ fn main() {
                 black_box(&held);
                 held.clear();
             }
-            "per_site" => {
-                per_site::fill(n, &mut held);
-                black_box(&held);
-                held.clear();
-            }
             "vec" => {
                 let mut all: Vec<T> = Vec::with_capacity(n);
                 for i in 0..n as u64 {
@@ -107,7 +101,7 @@ fn main() {
     }
 }
 
-/// The attribute's two forms over one loop.
+/// One loop, written once: as written and under the attribute.
 macro_rules! annotated {
     ($name:ident, $($form:tt)*) => {
         mod $name {
@@ -125,7 +119,6 @@ macro_rules! annotated {
 }
 annotated!(plain, allow(clippy::vec_box));
 annotated!(scoped, batch_alloc::batch_alloc);
-annotated!(per_site, batch_alloc::batch_alloc(per_site));
 
 /// A tree walked by recursion, as written and annotated: every call but
 /// the first joins the scope `scope()` opened.

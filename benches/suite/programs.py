@@ -11,14 +11,14 @@ records and document tree, the expression parser, the linked list,
 binary-trees, the statement parser; and the reach programs: the records
 export through derived `Deserialize`, an iterator-chain log analyser, and
 the derived parse under rayon on 1 and 2 threads), each compiled from
-one source as written (`plain`), under `#[batch_alloc]` (`attr`) and
-under `#[batch_alloc(per_site)]` (`per_site`), runs in each of the five suite
-binaries: plain glibc, mimalloc and jemalloc, and BatchAlloc<System> and
-BatchAlloc<MiMalloc>. A fourth variant, `scoped_boxes`, is the `attr` twin
-in a process that calls `set_capture(Capture::Boxes)` first. A cell is one
-(program, allocator, variant); the variants that differ from `attr` only
-where BatchAlloc is installed (`program list` names them: scoped_boxes,
-per_site) run in the two wrapped binaries only.
+one source as written (`plain`) and under `#[batch_alloc]` (`attr`), runs
+in each of the five suite binaries: plain glibc, mimalloc and jemalloc, and
+BatchAlloc<System> and BatchAlloc<MiMalloc>. A third variant,
+`scoped_boxes`, is the `attr` twin in a process that calls
+`set_capture(Capture::Boxes)` first. A cell is one (program, allocator,
+variant); the variants that differ from `attr` only where BatchAlloc is
+installed (`program list` names them: scoped_boxes) run in the two wrapped
+binaries only.
 
 1. Build once: `cargo bench -p batch-alloc-benches --no-run` of the suite
    binaries (the bench profile: release).

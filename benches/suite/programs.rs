@@ -1,10 +1,8 @@
 //! Real programs, each built from one source by [`twins!`]: as written
 //! (`plain`) and under `#[batch_alloc]` (`attr`), so that the two differ by
-//! the attribute alone, and under `#[batch_alloc(per_site)]` (`per_site`, for
-//! the real-programs table of `real.rs`; the criterion benches here run the
-//! first two). Every binary runs both, so each program
-//! has a figure for each allocator with and without the attribute (without
-//! `BatchAlloc` installed, the attribute's boxes are plain boxes).
+//! the attribute alone. Every binary runs both, so each program has a figure
+//! for each allocator with and without the attribute (without `BatchAlloc`
+//! installed, the attribute's boxes are plain boxes).
 //!
 //! Bench ids are `programs/PROGRAM/ALLOCATOR/VARIANT`, throughput in boxes
 //! made per run, so criterion's time per element is the run's time divided
@@ -33,10 +31,9 @@ use serde::Deserialize;
 
 use super::Binary;
 
-/// Emits the items three times: in `plain` as written, in `attr` under
-/// `#[batch_alloc]`, in `per_site` under `#[batch_alloc(per_site)]`. Types
-/// (which the attribute does not take) go in a leading `types { .. }` and
-/// are emitted in each, unannotated.
+/// Emits the items twice: in `plain` as written, in `attr` under
+/// `#[batch_alloc]`. Types (which the attribute does not take) go in a
+/// leading `types { .. }` and are emitted in both, unannotated.
 macro_rules! twins {
     (types { $($ty:item)* } $($item:item)*) => {
         pub mod plain {
@@ -50,14 +47,6 @@ macro_rules! twins {
             use super::*;
             $($ty)*
             $(#[batch_alloc::batch_alloc(quiet)] $item)*
-        }
-        // Only binary-trees runs it (in the real-programs table).
-        #[allow(dead_code)]
-        pub mod per_site {
-            #[allow(unused_imports)]
-            use super::*;
-            $($ty)*
-            $(#[batch_alloc::batch_alloc(per_site, quiet)] $item)*
         }
     };
     ($($item:item)*) => {

@@ -7,7 +7,9 @@ RESULTS_JSON is target/programs/<run>/results.json or a copy of it; the
 page keeps a copy beside itself (docs/programs.json), so
 `benches/suite/programs.sh --report-only docs/programs.json` rewrites it.
 It writes the page whole and touches no other file (the README links to
-the page, it carries no figures). Standard library only.
+the page, it carries no figures). A variant the page does not name in
+VARIANT (`per_site`, the per-site form measured by runs before it was
+removed) is left out of every table. Standard library only.
 """
 import argparse
 import os
@@ -29,11 +31,10 @@ WRAPPED = ["batch_system", "batch_mimalloc"]
 # The allocators a user could switch to instead of annotating.
 SWITCH = ["mimalloc", "jemalloc"]
 VARIANT = {"plain": "as written", "attr": "`#[batch_alloc]`",
-           "scoped_boxes": "`#[batch_alloc]`, `Capture::Boxes`",
-           "per_site": "`#[batch_alloc(per_site)]`"}
+           "scoped_boxes": "`#[batch_alloc]`, `Capture::Boxes`"}
 # Short names for the main tables' headers (the legend above them explains).
 SHORT = {"plain": "as written", "attr": "`#[batch_alloc]`",
-         "scoped_boxes": "`Capture::Boxes`", "per_site": "`(boxes)`"}
+         "scoped_boxes": "`Capture::Boxes`"}
 PLAIN = "plain"
 # The twin whose figures the targets and the main tables show first:
 # the attribute as shipped (capturing scopes).
@@ -51,8 +52,7 @@ PARSERS = ["expr", "stmt"]
 REACH = {
     "derive": "No hand-written visitor anywhere: the types only derive `Deserialize`, so "
               "serde's generated code does every loop and the annotation can only be a "
-              "`batch_alloc::scope` around the `serde_json::from_str` call (per site: the "
-              "`serde_boxes` helpers on its `Vec<Box<T>>` fields).",
+              "`batch_alloc::scope` around the `serde_json::from_str` call.",
     "chains": "Idiomatic adapters (`lines`, `filter_map`, `fold`, `collect`) and not one `for`, "
               "so every loop the attribute meets is a closure inside an iterator chain "
               "(`parse_line`, a leaf, runs in `analyse`'s scope).",
@@ -86,7 +86,7 @@ class Run:
         self.cells = results["cells"]
         self.cg = results.get("callgrind") or {}
         self.programs = [p["name"] for p in results["programs"]]
-        self.variants = results["variants"]
+        self.variants = [v for v in results["variants"] if v in VARIANT]
         self.annotated = [v for v in self.variants if v != PLAIN]
         self.default = DEFAULT if DEFAULT in self.annotated else (self.annotated or [None])[0]
         self.binaries = list(results["binaries"])
@@ -601,8 +601,8 @@ def method(run):
         "`scoped_boxes` process calls `batch_alloc::set_capture(Capture::Boxes)` before it "
         "builds its input; the driver takes `BATCH_ALLOC_CAPTURE` out of every cell's "
         "environment and refuses a run where a cell's capture (`batch_alloc::capture()`, in "
-        "its JSON line) is not its variant's. `scoped_boxes` and `per_site` run in the "
-        "wrapped binaries only.")
+        "its JSON line) is not its variant's. `scoped_boxes` runs in the wrapped "
+        "binaries only.")
 
 
 def write_reach(run, reach, w):
@@ -688,10 +688,10 @@ def write(results, doc):
         w("")
     w("The question: a user with a real program, who can annotate it with `#[batch_alloc]` and "
       "install `BatchAlloc`, or switch the global allocator instead, which is faster, by how "
-      "much, at what memory? And which form of the attribute should be the default? Each "
-      "program is compiled from one source three times (as written; with `#[batch_alloc]` "
-      "where its example puts it; with `#[batch_alloc(per_site)]` in the same places) and runs "
-      "under five global allocators. Under `BatchAlloc` that gives four ways to run it:")
+      "much, at what memory? And should the attribute's scopes capture every allocation they "
+      "can by default, or only its boxes? Each program is compiled from one source twice (as "
+      "written; with `#[batch_alloc]` where its example puts it) and runs under five global "
+      "allocators. Under `BatchAlloc` that gives three ways to run it:")
     w("")
     w(table(["twin", "what serves the program's allocations"], [
         [VARIANT["plain"], "the wrapped allocator (the wrapper checks that no scope is open)"],
@@ -700,12 +700,10 @@ def write(results, doc):
         [VARIANT["scoped_boxes"], "the same binary with "
          "`batch_alloc::set_capture(Capture::Boxes)` at the start: scopes open, but serve "
          "only the annotated `Box::new`s"],
-        [VARIANT["per_site"], "the per-site form: each `Box::new` in a loop from a batch of "
-         "its own, no scope; everything else to the wrapped allocator"],
     ], ["---", "---"]))
     w("")
-    w("Without `BatchAlloc` the last two are the `#[batch_alloc]` program again (no scope, "
-      "plain boxes), so they run in the two wrapped binaries only.")
+    w("Without `BatchAlloc` the last is the `#[batch_alloc]` program again (no scope, "
+      "plain boxes), so it runs in the two wrapped binaries only.")
     w("")
     if run.wrapped and len(run.annotated) > 1:
         w("## Choosing the default (issue 12, point 5)")
@@ -713,9 +711,9 @@ def write(results, doc):
         w("Each twin over every program, against the allocator `BatchAlloc` wraps, as written "
           "(× and ÷: times faster and times fewer instructions, above 1 better; %: peak RSS "
           "more or less). *Best twin in*: the programs where it ran the fewest instructions "
-          "of the four." if run.cg else "Each twin over every program, against the allocator "
+          "of the twins." if run.cg else "Each twin over every program, against the allocator "
           "`BatchAlloc` wraps, as written (× times faster; %: peak RSS). *Best twin in*: the "
-          "programs where it was the fastest of the four.")
+          "programs where it was the fastest of the twins.")
         w("")
         for b in run.wrapped:
             w(f"**{ALLOCATOR[b]}** (against {ALLOCATOR[INNER[b]]} as written):")
@@ -731,8 +729,7 @@ def write(results, doc):
               "otherwise run: glibc as written for mimalloc, jemalloc and "
               "BatchAlloc&lt;System>; mimalloc as written for BatchAlloc&lt;MiMalloc>, which "
               "wraps it. Twins: as written, `#[batch_alloc]` (the default: capturing scopes), "
-              "`Capture::Boxes` (the same with capture off), `(boxes)` "
-              "(`#[batch_alloc(per_site)]`, per site). In bold, the best twin on each wrapper; "
+              "`Capture::Boxes` (the same with capture off). In bold, the best twin on each wrapper; "
               "the last row is the geometric mean over the programs.")
             w("")
         w({"×": "Speedups (above 1: faster). Per-round ranges are under Every cell.",
@@ -753,7 +750,7 @@ def write(results, doc):
                 f"({', '.join(p for p in run.programs if p in ISSUE12) or 'none in this run'}; "
                 "the programs added since have targets of their own: "
                 "[The reach programs](#the-reach-programs))")
-    w(f"For `{run.default or '–'}` (the attribute's default form){over}. "
+    w(f"For `{run.default or '–'}` (the attribute as shipped: capturing scopes){over}. "
       f"{met} of {len(rows)} targets met for every program.")
     w("")
     w(table(["target", "measured", "verdict"], [r[:3] for r in rows], ["---", "---", "---"]))

@@ -15,10 +15,9 @@
 //!
 //! The programs are the examples', included by path, so the table measures
 //! the code the examples show, annotated as they annotate it. Each source
-//! writes its code out three times: as written, under `#[batch_alloc]`
-//! and under `#[batch_alloc(per_site)]`; the variants are four (see
-//! [`Variant`]), so that the default of capture can be chosen by
-//! measurement over every program (issue 12, point 5):
+//! writes its code out twice: as written and under `#[batch_alloc]`; the
+//! variants are three (see [`Variant`]), so that the default of capture can
+//! be chosen by measurement over every program (issue 12, point 5):
 //!
 //! | name | source | one run |
 //! |---|---|---|
@@ -76,35 +75,24 @@ pub enum Variant {
     /// `batch_alloc::set_capture(Capture::Boxes)` first: scopes open, but
     /// serve only the annotated `Box::new`s.
     ScopedBoxes,
-    /// Under `#[batch_alloc(per_site)]` where the example puts `#[batch_alloc]`:
-    /// the per-site form, each `Box::new` in a loop from a batch of its own,
-    /// no scope.
-    PerSite,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 4] = [
-        Variant::Plain,
-        Variant::Attr,
-        Variant::ScopedBoxes,
-        Variant::PerSite,
-    ];
+    pub const ALL: [Variant; 3] = [Variant::Plain, Variant::Attr, Variant::ScopedBoxes];
 
     pub fn name(self) -> &'static str {
         match self {
             Variant::Plain => "plain",
             Variant::Attr => "attr",
             Variant::ScopedBoxes => "scoped_boxes",
-            Variant::PerSite => "per_site",
         }
     }
 
     /// Whether the variant differs from `Attr` only where `BatchAlloc` is
-    /// installed: without it, capture has nothing to choose and a batch
-    /// hands out plain boxes, so the driver runs these in the wrapped
-    /// binaries only.
+    /// installed: without it, capture has nothing to choose, so the driver
+    /// runs these in the wrapped binaries only.
     fn wrapped_only(self) -> bool {
-        matches!(self, Variant::ScopedBoxes | Variant::PerSite)
+        self == Variant::ScopedBoxes
     }
 
     fn parse(name: &str) -> Option<Variant> {
@@ -181,7 +169,6 @@ impl Program for BinaryTrees {
         let check = match variant {
             Variant::Plain => trees::plain::run(depth),
             Variant::Attr | Variant::ScopedBoxes => trees::attr::run(depth),
-            Variant::PerSite => trees::per_site::run(depth),
         };
         Outcome {
             boxes: trees::boxes(depth),

@@ -5,22 +5,13 @@
 //! `plain` as it stands and into `batched` with `#[batch_alloc]` on each
 //! `visit_seq` and `visit_map` method that boxes what it reads. That
 //! attribute is the only difference between the two: in your own code you
-//! would write the visitors once, with the attribute, and no macro. (A
-//! third copy, `per_site`, under `#[batch_alloc(per_site)]`, is for the
-//! real-programs table.)
+//! would write the visitors once, with the attribute, and no macro.
 //!
 //! What serves what. Under `#[batch_alloc]`, the records list's loop is
 //! the outermost annotated loop: it opens the thread's batch scope, the
 //! loops of the record and order visitors join it, and until the list
 //! ends every box and every other small allocation (names, tags, order
-//! lines, serde's own) comes from the scope's runs. Under the per-site
-//! form, every call of a `visit_*` method has its own batches, one per
-//! `Box::new` in its loops, each taking its first two boxes one slot at a
-//! time and reserving a run from its third on: the records list reserves;
-//! an order list is a loop of its own per record, so a short one (two
-//! orders or fewer) takes a slot per box and a longer one reserves; a
-//! record's address is boxed once per call of the record's `visit_map`, so
-//! it takes a slot; nothing else is batched.
+//! lines, serde's own) comes from the scope's runs.
 
 macro_rules! deserializers {
     ($(#[$batch:meta])*) => {
@@ -326,14 +317,4 @@ pub mod batched {
     use batch_alloc::batch_alloc;
 
     deserializers!(#[batch_alloc]);
-}
-
-/// The same deserializers under `#[batch_alloc(per_site)]`, the per-site
-/// form: the real-programs table's third twin (the demonstration runs the
-/// two above).
-#[allow(dead_code)]
-pub mod per_site {
-    use batch_alloc::batch_alloc;
-
-    deserializers!(#[batch_alloc(per_site)]);
 }

@@ -1,9 +1,7 @@
 //! The code under test in `examples/expr_parser.rs`: the expression
 //! language's tree, its precedence-climbing parser written once (`parser!`)
 //! and out twice, [`plain`] as it stands and [`batched`] with
-//! `#[batch_alloc]` on the methods whose loops box (and a third time,
-//! [`per_site`] under `#[batch_alloc(per_site)]`, for the real-programs
-//! table), and the generated input
+//! `#[batch_alloc]` on the methods whose loops box, and the generated input
 //! ([`generate`]). A harness that wants this program under other global
 //! allocators includes this file by path; it names `batch_alloc` and
 //! nothing else outside `std`.
@@ -153,8 +151,8 @@ impl fmt::Display for ParseError {
 /// How deeply parentheses may nest: the parser recurses once per level.
 pub const MAX_NESTING: usize = 200;
 
-/// The parser, written once; `plain`, `batched` and `per_site` below differ
-/// only by the attribute on the methods whose loops box.
+/// The parser, written once; `plain` and `batched` below differ only by the
+/// attribute on the methods whose loops box.
 macro_rules! parser {
     ($(#[$batch:meta])*) => {
         use super::{Expr, Op, ParseError, Program, MAX_NESTING};
@@ -372,15 +370,6 @@ pub mod batched {
     use batch_alloc::batch_alloc;
 
     parser!(#[batch_alloc]);
-}
-
-/// The same parser under `#[batch_alloc(per_site)]`, the per-site form: the
-/// real-programs table's third twin (the example runs the two above).
-#[allow(dead_code)]
-pub mod per_site {
-    use batch_alloc::batch_alloc;
-
-    parser!(#[batch_alloc(per_site)]);
 }
 
 /// The generated input.

@@ -1,9 +1,8 @@
 //! The code under test in `examples/linked_list.rs`: the graph as
 //! adjacency lists of `Box<Edge>`, the scanner, the reader written once
 //! (`reader!`) and out twice, [`plain`] as it stands and [`batched`] under
-//! `#[batch_alloc]` (and a third time, [`per_site`] under
-//! `#[batch_alloc(per_site)]`, for the real-programs table), the generated
-//! edge list, and the thread that drops graphs elsewhere. A harness that wants this program under other global
+//! `#[batch_alloc]`, the generated edge list, and the thread that drops
+//! graphs elsewhere. A harness that wants this program under other global
 //! allocators includes this file by path, beside a `timing` module
 //! (`examples/shared/timing.rs`, whose `Clock` times the drop); it names
 //! `batch_alloc` and nothing else outside `std`.
@@ -156,8 +155,8 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// The reader, written once; `plain`, `batched` and `per_site` differ only
-/// by the attribute.
+/// The reader, written once; `plain` and `batched` differ only by the
+/// attribute.
 macro_rules! reader {
     ($(#[$batch:meta])*) => {
         use super::{Edge, Graph, List, ReadError, Scanner};
@@ -191,15 +190,6 @@ pub mod batched {
     use batch_alloc::batch_alloc;
 
     reader!(#[batch_alloc]);
-}
-
-/// The same reader under `#[batch_alloc(per_site)]`, the per-site form: the
-/// real-programs table's third twin (the example runs the two above).
-#[allow(dead_code)]
-pub mod per_site {
-    use batch_alloc::batch_alloc;
-
-    reader!(#[batch_alloc(per_site)]);
 }
 
 /// An edge list of `edges` random edges between `vertices` vertices, the

@@ -16,11 +16,10 @@
 //! `parser!` in `parse.rs`, `checker!` in `check.rs`), and written out
 //! twice: [`plain`] as it stands, [`batched`] with `#[batch_alloc]` on every
 //! function and every `impl` block, as a user who annotates everything
-//! would (and a third time, [`per_site`], under `#[batch_alloc(per_site)]`,
-//! for the real-programs table). The types (`ast.rs`) are shared, so
-//! tokens, trees and summaries of the twins compare equal. A harness that wants this program under other
-//! global allocators includes this file by path; the files beside it come
-//! with it. It names `batch_alloc` and nothing else outside `std`.
+//! would. The types (`ast.rs`) are shared, so tokens, trees and summaries
+//! of the twins compare equal. A harness that wants this program under
+//! other global allocators includes this file by path; the files beside it
+//! come with it. It names `batch_alloc` and nothing else outside `std`.
 //!
 //! The language, a subset of Lua 5.3 (`lex` and `parse` take no more):
 //!
@@ -91,16 +90,4 @@ pub mod batched {
     lexer!(#[batch_alloc::batch_alloc(quiet)]);
     parser!(#[batch_alloc::batch_alloc(quiet)]);
     checker!(#[batch_alloc::batch_alloc(quiet)]);
-}
-
-/// The same front end under `#[batch_alloc(per_site, quiet)]`, the per-site
-/// form, on every function and `impl`: the real-programs table's third
-/// twin (the example runs the two above).
-#[allow(dead_code)]
-pub mod per_site {
-    use super::*;
-
-    lexer!(#[batch_alloc::batch_alloc(per_site, quiet)]);
-    parser!(#[batch_alloc::batch_alloc(per_site, quiet)]);
-    checker!(#[batch_alloc::batch_alloc(per_site, quiet)]);
 }

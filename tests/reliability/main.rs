@@ -1,8 +1,9 @@
 //! The reliability suite, in one binary: one module per test, named as the
 //! file it was (`cargo test --test reliability -- reliability_mix` runs the
 //! mix alone, `-- reliability_fragmentation --ignored` its long version).
-//! Fragmentation, churn, a long-lived mix, thread churn and exit races,
-//! each in the per-site form and with capture on (`reliability_capture_*`);
+//! Fragmentation, churn, a long-lived mix, thread churn and exit races
+//! through explicit batches (`Batch`), the first four again with capture on
+//! (`reliability_capture_*`);
 //! panics; the runtime without its address range; `stats()` while threads
 //! exit. docs/reliability.md says what each shows.
 //!

@@ -1,8 +1,8 @@
 //! Churn: a server-like loop. Two worker threads each take a "request"
-//! (a line of `name=value;` fields), parse it into boxes in
-//! `#[batch_alloc(per_site)]` loops (per-site batches; the scoped form's
-//! version is `reliability_capture_churn`), keep it open among 32 others, and drop the boxes of a random
-//! open one as each new one arrives; one request in four is handed to a
+//! (a line of `name=value;` fields), parse it into boxes from explicit
+//! batches ([`Batch`]; the loops under `#[batch_alloc]`, with capture on,
+//! are `reliability_capture_churn`), keep it open among 32 others, and drop
+//! the boxes of a random open one as each new one arrives; one request in four is handed to a
 //! writer thread that frees its boxes there. Once warmed up, resident
 //! memory (`VmRSS`) must stop growing: freed slots are reused and empty
 //! spans recycled, however many boxes go through.
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use batch_alloc::{batch_alloc, is_active, stats};
+use batch_alloc::{is_active, stats, Batch};
 
 use crate::common::{assert_back_at, assert_disjoint, box_range, seed, vm_rss_kib, Rng};
 use crate::serial::serially;
@@ -98,15 +98,16 @@ fn hash(s: &str) -> u64 {
 }
 
 /// Parses a request: a `for` loop over fields (a split has no useful size
-/// hint, so its batch grows) and a `while let` over path segments.
-#[batch_alloc(per_site)]
+/// hint, so its batch has no capacity and grows) and a `while let` over
+/// path segments.
 fn parse(id: u64, line: &str) -> Request {
     let (path, query) = line.split_once(' ').expect("a path and fields");
     let mut fields = Vec::new();
+    let mut field_batch = Batch::new();
     for part in query.split(';').filter(|p| !p.is_empty()) {
         let (name, value) = part.split_once('=').expect("name=value");
         let name = NAMES.iter().find(|n| **n == name).expect("a known name");
-        fields.push(Box::new(Field {
+        fields.push(field_batch.alloc(Field {
             name,
             value: value.parse().expect("a number"),
             raw: part.to_owned(),
@@ -114,8 +115,9 @@ fn parse(id: u64, line: &str) -> Request {
     }
     let mut segments = path.split('/').filter(|s| !s.is_empty());
     let mut path = Vec::new();
+    let mut segment_batch = Batch::new();
     while let Some(segment) = segments.next() {
-        path.push(Box::new(Segment {
+        path.push(segment_batch.alloc(Segment {
             hash: hash(segment),
             depth: path.len() as u32,
         }));

@@ -1,7 +1,7 @@
-//! Fragmentation: a loop boxes 1,000 objects through `#[batch_alloc(per_site)]`
-//! (per-site batches; `reliability_capture_fragmentation` is the scoped
-//! form's version) and
-//! keeps one of them (chosen at random), over and over. Each kept box pins
+//! Fragmentation: a loop boxes 1,000 objects from an explicit batch
+//! ([`Batch`]; `reliability_capture_fragmentation` is the version under
+//! `#[batch_alloc]`, with capture on) and keeps one of them (chosen at
+//! random), over and over. Each kept box pins
 //! its span, so span memory stays near the live bytes only if the 999 freed
 //! slots of every round are reused by the rounds that follow. Checked every
 //! few rounds: span memory within twice the live bytes plus a constant, and
@@ -17,7 +17,7 @@
 use std::ops::Range;
 use std::thread;
 
-use batch_alloc::{batch_alloc, is_active, stats, Stats};
+use batch_alloc::{is_active, stats, Batch, Stats};
 
 use crate::common::{
     assert_back_at, assert_live, fill, filled_span_bytes, seed, Filled, Large, Medium, Rng, Small,
@@ -31,12 +31,13 @@ const CHECK_EVERY: usize = 250;
 /// Size classes the rounds use, in turn (the three kinds of `Filled`).
 const CLASSES_USED: usize = 3;
 
-/// Boxes one object per id: the loop `#[batch_alloc]` is for.
-#[batch_alloc(per_site)]
+/// Boxes one object per id, from a batch sized for them all.
 fn box_all<T>(ids: Range<u64>, make: impl Fn(u64) -> T) -> Vec<Box<T>> {
-    let mut out = Vec::with_capacity(ids.end.saturating_sub(ids.start) as usize);
+    let n = ids.end.saturating_sub(ids.start) as usize;
+    let mut batch = Batch::with_capacity(n);
+    let mut out = Vec::with_capacity(n);
     for id in ids {
-        out.push(Box::new(make(id)));
+        out.push(batch.alloc(make(id)));
     }
     out
 }

@@ -1,8 +1,8 @@
 //! Panics and reallocation of batched boxes: a `Drop` that panics while a
-//! batched loop's boxes are dropped, a panic in the middle of annotated
-//! loops (caught, or ending the thread), in the per-site form
-//! `#[batch_alloc(per_site)]`, whose batches give their unused slots back as
-//! they unwind, and in the default form, whose scope closes, and a batched
+//! batched loop's boxes are dropped, a panic in the middle of batched loops
+//! (caught, or ending the thread), in loops that box from an explicit
+//! [`Batch`], which gives its unused slots back as it unwinds, and in
+//! `#[batch_alloc]` loops, whose scope closes, and a batched
 //! `Box` turned into a `Vec` with `Vec::from_raw_parts` and grown or shrunk
 //! (realloc of a slot: in place within its class, else moved out). In every
 //! case each slot must be freed exactly once: `stats()` counts the slots
@@ -85,11 +85,11 @@ impl Drop for Bomb {
     }
 }
 
-#[batch_alloc(per_site)]
 fn bombs(n: u64, armed: u64) -> Vec<Box<Bomb>> {
+    let mut batch = Batch::with_capacity(n as usize);
     let mut out = Vec::with_capacity(n as usize);
     for id in 0..n {
-        out.push(Box::new(Bomb::new(id, id == armed)));
+        out.push(batch.alloc(Bomb::new(id, id == armed)));
     }
     out
 }
@@ -116,10 +116,10 @@ fn a_drop_that_panics_while_batched_boxes_are_dropped() {
 
 /// Boxes bombs in a loop, keeping one in ten and dropping the others as it
 /// goes; the armed bomb's drop panics in the middle of the loop.
-#[batch_alloc(per_site)]
 fn drop_as_you_go(n: u64, armed: u64, kept: &mut Vec<Box<Bomb>>) {
+    let mut batch = Batch::with_capacity(n as usize);
     for id in 0..n {
-        let b = Box::new(Bomb::new(id, id == armed));
+        let b = batch.alloc(Bomb::new(id, id == armed));
         if id % 10 == 0 {
             kept.push(b);
         } else {
@@ -151,27 +151,29 @@ fn a_drop_that_panics_inside_a_batched_loop() {
 // ---- a panic in the middle of a batched loop ----
 
 /// Boxes one filled record per item and panics at the first `u64::MAX`.
-#[batch_alloc(per_site)]
 fn parse_until_bad(items: &[u64], out: &mut Vec<Box<[u64; 8]>>) {
+    let mut batch = Batch::with_capacity(items.len());
     for &item in items {
         if item == u64::MAX {
             panic!("malformed item after {} good ones", out.len());
         }
-        out.push(Box::new(fill(item)));
+        out.push(batch.alloc(fill(item)));
     }
 }
 
 /// Rows of cells, boxed in nested loops; a bad cell panics in the inner
-/// loop, whose batch lives outside the outer one.
-#[batch_alloc(per_site)]
+/// loop, whose batch lives outside the outer one, so that it serves every
+/// row and holds unused slots when the panic comes.
 fn parse_rows(rows: &[Vec<u64>], cells: &mut Vec<Box<[u64; 4]>>, heads: &mut Vec<Box<[u64; 2]>>) {
+    let mut head_batch = Batch::with_capacity(rows.len());
+    let mut cell_batch = Batch::new();
     for row in rows {
-        heads.push(Box::new(fill(row[0])));
+        heads.push(head_batch.alloc(fill(row[0])));
         for &cell in &row[1..] {
             if cell == u64::MAX {
                 panic!("bad cell");
             }
-            cells.push(Box::new(fill(cell)));
+            cells.push(cell_batch.alloc(fill(cell)));
         }
     }
 }
@@ -185,8 +187,8 @@ fn a_panic_in_the_middle_of_a_batched_loop_gives_the_slots_back() {
         let run = catch_unwind(AssertUnwindSafe(|| parse_until_bad(&items, &mut out)));
         assert!(run.is_err());
         assert_eq!(out.len(), 617);
-        // The batch reserved 1,000 slots (the loop's hint) and gave back
-        // the 383 it never handed out while unwinding.
+        // The batch reserved 1,000 slots (its capacity) and gave back the
+        // 383 it never handed out while unwinding.
         assert_eq!(since(before), (617, 617));
         for (id, b) in out.iter().enumerate() {
             check_words(&b[..], id as u64);
@@ -208,8 +210,8 @@ fn a_panic_in_the_middle_of_a_batched_loop_gives_the_slots_back() {
         assert_eq!((heads.len(), cells.len()), (38, 37 * 39 + 19));
         let (live, batched) = since(before);
         assert_eq!(live, batched, "no slot stranded in an unwound batch");
-        // Every box from spans: the inner loop's batch has no hint, and its
-        // first two boxes are lone slots.
+        // Every box is a slot: the cells' batch has no capacity, so its
+        // first two boxes are lone slots and the rest come from its refills.
         assert_eq!(batched, (heads.len() + cells.len()) as u64);
         for (i, b) in heads.iter().enumerate() {
             check_words(&b[..], i as u64 * 1_000);
@@ -225,13 +227,13 @@ fn a_panic_in_the_middle_of_a_batched_loop_gives_the_slots_back() {
     result.unwrap();
 }
 
-#[batch_alloc(per_site)]
 fn share_until_bad(items: &[u64], shared: &Mutex<Vec<Box<[u64; 8]>>>) {
+    let mut batch = Batch::with_capacity(items.len());
     for &item in items {
         if item == u64::MAX {
             panic!("the thread dies");
         }
-        let b = Box::new(fill(item));
+        let b = batch.alloc(fill(item));
         shared.lock().unwrap().push(b);
     }
 }
@@ -267,8 +269,8 @@ fn a_thread_killed_by_a_panic_mid_loop_leaves_its_boxes_valid() {
 
 // ---- the same panics under batch scopes ----
 
-/// The loops above in the default form: their allocations come from the
-/// thread's scope, which must close however the loop ends.
+/// The loops above under `#[batch_alloc]`: their allocations come from
+/// the thread's scope, which must close however the loop ends.
 mod scoped {
     use super::*;
 

@@ -1,9 +1,8 @@
 //! An iterator-chain program, written as idiomatic Rust with adapters and
 //! no `for`: a web server's access log parsed into entries, grouped by
 //! host, indexed by path into a tree of segments, and summarised, then
-//! dropped. Written out three times: as written, with `#[batch_alloc]` on
-//! each function, and with `#[batch_alloc(per_site)]` (the per-site form, which
-//! serves `Box::new` in loops only, and so nothing here).
+//! dropped. Written out twice: as written, and with `#[batch_alloc]` on
+//! each function.
 
 use super::deserialize::generate::Rng;
 use super::{fnv, Outcome, Program, Variant};
@@ -158,10 +157,6 @@ pub mod attr {
     analytics!(#[batch_alloc::batch_alloc(quiet)]);
 }
 
-pub mod per_site {
-    analytics!(#[batch_alloc::batch_alloc(per_site, quiet)]);
-}
-
 /// What a reader of the report looks at, the same for every twin.
 macro_rules! summary {
     ($report:expr) => {{
@@ -216,7 +211,6 @@ impl Program for Chains {
         match variant {
             Variant::Plain => summary!(plain::analyse(input)),
             Variant::Attr | Variant::ScopedBoxes => summary!(attr::analyse(input)),
-            Variant::PerSite => summary!(per_site::analyse(input)),
         }
     }
 }

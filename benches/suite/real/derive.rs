@@ -5,9 +5,7 @@
 //!
 //! The twins are how a user would write it: as written, one
 //! `serde_json::from_str`; annotated, the same call inside
-//! `batch_alloc::scope(|| ..)`, since the loops are serde's; per site, the
-//! same types with the `serde_boxes` helpers on their vectors of boxes (no
-//! scope).
+//! `batch_alloc::scope(|| ..)`, since the loops are serde's.
 
 use std::sync::OnceLock;
 
@@ -16,64 +14,53 @@ use rayon::prelude::*;
 use super::deserialize::generate;
 use super::{fnv, Outcome, Program, Variant};
 
-/// The export's types, derived, written out twice: `$vec_box` is the
-/// attribute on every `Vec<Box<T>>` field (nothing, or the `serde_boxes`
-/// helper).
-macro_rules! export {
-    ($name:ident $(, #[$vec_box:meta])?) => {
-        pub mod $name {
-            use serde::Deserialize;
+/// The export's types, derived.
+pub mod derived {
+    use serde::Deserialize;
 
-            pub use super::super::deserialize::model::{Address, Order};
+    pub use super::super::deserialize::model::{Address, Order};
 
-            #[derive(Deserialize, Debug, PartialEq)]
-            pub struct Dataset {
-                pub source: String,
-                pub exported_at: String,
-                $(#[$vec_box])?
-                pub records: Vec<Box<Record>>,
-            }
+    #[derive(Deserialize, Debug, PartialEq)]
+    pub struct Dataset {
+        pub source: String,
+        pub exported_at: String,
+        pub records: Vec<Box<Record>>,
+    }
 
-            #[derive(Deserialize, Debug, PartialEq)]
-            pub struct Record {
-                pub id: u64,
-                pub name: String,
-                #[serde(default)]
-                pub email: Option<String>,
-                pub active: bool,
-                pub score: f64,
-                pub tags: Vec<String>,
-                pub address: Box<Address>,
-                $(#[$vec_box])?
-                pub orders: Vec<Box<Order>>,
-                #[serde(default)]
-                pub note: Option<String>,
-            }
+    #[derive(Deserialize, Debug, PartialEq)]
+    pub struct Record {
+        pub id: u64,
+        pub name: String,
+        #[serde(default)]
+        pub email: Option<String>,
+        pub active: bool,
+        pub score: f64,
+        pub tags: Vec<String>,
+        pub address: Box<Address>,
+        pub orders: Vec<Box<Order>>,
+        #[serde(default)]
+        pub note: Option<String>,
+    }
 
-            impl Dataset {
-                pub fn boxes(&self) -> u64 {
-                    self.records.iter().map(|r| 2 + r.orders.len() as u64).sum()
-                }
-
-                pub fn digest(&self) -> u64 {
-                    super::fnv(self.records.iter().flat_map(|r| {
-                        let orders = r
-                            .orders
-                            .iter()
-                            .map(|o| o.total_cents ^ o.lines.len() as u64);
-                        [r.id, r.name.len() as u64, r.tags.len() as u64]
-                            .into_iter()
-                            .chain([r.address.city.len() as u64])
-                            .chain(orders)
-                    }))
-                }
-            }
+    impl Dataset {
+        pub fn boxes(&self) -> u64 {
+            self.records.iter().map(|r| 2 + r.orders.len() as u64).sum()
         }
-    };
-}
 
-export!(derived);
-export!(helpers, #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_box")]);
+        pub fn digest(&self) -> u64 {
+            super::fnv(self.records.iter().flat_map(|r| {
+                let orders = r
+                    .orders
+                    .iter()
+                    .map(|o| o.total_cents ^ o.lines.len() as u64);
+                [r.id, r.name.len() as u64, r.tags.len() as u64]
+                    .into_iter()
+                    .chain([r.address.city.len() as u64])
+                    .chain(orders)
+            }))
+        }
+    }
+}
 
 /// One document, parsed by the twin `variant`: its box count and digest.
 fn parse(variant: Variant, input: &str) -> Outcome {
@@ -85,10 +72,6 @@ fn parse(variant: Variant, input: &str) -> Outcome {
         Variant::Attr | Variant::ScopedBoxes => {
             let d: derived::Dataset =
                 batch_alloc::scope(|| serde_json::from_str(input)).expect("the export parses");
-            (d.boxes(), d.digest())
-        }
-        Variant::PerSite => {
-            let d: helpers::Dataset = serde_json::from_str(input).expect("the export parses");
             (d.boxes(), d.digest())
         }
     };

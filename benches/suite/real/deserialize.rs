@@ -14,7 +14,7 @@ pub mod model;
 pub mod visitors;
 
 use model::{Dataset, Json};
-use visitors::{batched, per_site, plain};
+use visitors::{batched, plain};
 
 pub struct Records;
 
@@ -37,7 +37,6 @@ impl Program for Records {
         let dataset = match variant {
             Variant::Plain => plain::dataset(input),
             Variant::Attr | Variant::ScopedBoxes => batched::dataset(input),
-            Variant::PerSite => per_site::dataset(input),
         }
         .expect("the generated export parses");
         Outcome {
@@ -81,7 +80,6 @@ impl Program for Tree {
         let tree = match variant {
             Variant::Plain => plain::tree(input),
             Variant::Attr | Variant::ScopedBoxes => batched::tree(input),
-            Variant::PerSite => per_site::tree(input),
         }
         .expect("the generated export parses");
         Outcome {

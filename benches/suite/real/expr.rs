@@ -25,7 +25,6 @@ impl Program for Expr {
         let program = match variant {
             Variant::Plain => lang::plain::parse(input),
             Variant::Attr | Variant::ScopedBoxes => lang::batched::parse(input),
-            Variant::PerSite => lang::per_site::parse(input),
         }
         .expect("the generated program parses");
         let values = program.eval();

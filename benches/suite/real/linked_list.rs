@@ -58,7 +58,6 @@ impl Program for LinkedList {
         let graph = match variant {
             Variant::Plain => graph::plain::read(text),
             Variant::Attr | Variant::ScopedBoxes => graph::batched::read(text),
-            Variant::PerSite => graph::per_site::read(text),
         }
         .expect("the generated edge list reads");
         let check = graph.checksum();

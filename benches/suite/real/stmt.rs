@@ -44,11 +44,6 @@ impl Program for Stmt {
                 lang::batched::parse,
                 lang::batched::check,
             ),
-            Variant::PerSite => (
-                lang::per_site::lex,
-                lang::per_site::parse,
-                lang::per_site::check,
-            ),
         };
         let tokens = lex(input).expect("the generated program lexes");
         let chunk = parse(&tokens).expect("the generated program parses");

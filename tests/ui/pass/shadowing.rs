@@ -9,7 +9,6 @@ use batch_alloc::batch_alloc;
 struct Vec;
 struct Option;
 struct IntoIterator;
-struct ErasedBatch;
 trait Iterator {}
 enum Result {
     Ok,
@@ -37,7 +36,7 @@ fn generated_names(n: u64) -> std::vec::Vec<Box<u64>> {
 
 #[batch_alloc]
 fn shadowed_std() -> std::vec::Vec<Box<u64>> {
-    let _ = (Vec, Option, IntoIterator, ErasedBatch, Result::Ok);
+    let _ = (Vec, Option, IntoIterator, Result::Ok);
     alloc();
     let mut out = std::vec::Vec::new();
     for i in 0..2 {
