@@ -1,4 +1,4 @@
-//! The allocation-policy study: refill growth, reserve versus exact refills,
+//! The allocation-policy study: reserve versus exact refills,
 //! size classes before and after the growth rule, and the page and span
 //! configuration this binary was built with. Prints markdown, in the layout
 //! of the Go and Rust changes these policies come from (a row per metric
@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! RUSTFLAGS="--cfg batch_alloc_policy_study" \
-//!     cargo run --release --example policy -- [growth|reserve|classes|spans|all]
+//!     cargo run --release --example policy -- [reserve|classes|spans|all]
 //! benches/tools/policy.sh     # every section, for every page/span build, into docs/policy-results.md
 //! ```
 //!
@@ -25,7 +25,7 @@ use std::hint::black_box;
 use std::thread;
 use std::time::Instant;
 
-use batch_alloc::{stats, Batch, BatchAlloc, Growth};
+use batch_alloc::{stats, Batch, BatchAlloc};
 #[cfg(batch_alloc_policy_study)]
 use batch_alloc_rt::__private::{class_candidates, set_exact_refills, size_classes_before_growth};
 use batch_alloc_rt::{limits, size_classes};
@@ -33,17 +33,10 @@ use batch_alloc_rt::{limits, size_classes};
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-const TRIP_COUNTS: [usize; 6] = [10, 100, 1_000, 10_000, 100_000, 1_000_000];
-const POLICIES: [Growth; 3] = [Growth::Double, Growth::Smooth, Growth::Golden];
-
-/// What one loop of `n` allocations with no trip-count hint cost.
+/// What one loop of `n` allocations cost.
 #[derive(Clone, Copy, Default)]
 struct LoopCost {
     refills: u64,
-    /// Slots reserved and still unused when the loop ended.
-    unused: u64,
-    /// Span bytes held when the loop ended (nothing was freed before).
-    span_bytes: u64,
     /// Median nanoseconds per allocation, allocate then drop.
     ns_per_item: f64,
 }
@@ -54,12 +47,7 @@ fn on_fresh_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) ->
     thread::spawn(f).join().unwrap()
 }
 
-fn measure_loop<T: Send + 'static>(
-    n: usize,
-    make: fn(u64) -> T,
-    growth: Growth,
-    hinted: bool,
-) -> LoopCost {
+fn measure_loop<T: Send + 'static>(n: usize, make: fn(u64) -> T, hinted: bool) -> LoopCost {
     let mut cost = on_fresh_thread(move || {
         let before = stats();
         let mut kept = Vec::with_capacity(n);
@@ -67,19 +55,14 @@ fn measure_loop<T: Send + 'static>(
             Batch::with_capacity(n)
         } else {
             Batch::new()
-        }
-        .with_growth(growth);
+        };
         for i in 0..n as u64 {
             kept.push(batch.alloc(make(i)));
         }
         let at_end = stats();
-        drop(batch);
-        let after = stats();
-        drop(kept);
+        drop((batch, kept));
         LoopCost {
             refills: at_end.reserve_calls - before.reserve_calls,
-            unused: at_end.batched_boxes - after.batched_boxes,
-            span_bytes: at_end.span_bytes - before.span_bytes,
             ns_per_item: 0.0,
         }
     });
@@ -89,7 +72,7 @@ fn measure_loop<T: Send + 'static>(
             let mut kept = Vec::with_capacity(n);
             let start = Instant::now();
             for _ in 0..reps {
-                let mut batch = Batch::new().with_growth(growth);
+                let mut batch = Batch::new();
                 for i in 0..n as u64 {
                     kept.push(batch.alloc(make(black_box(i))));
                 }
@@ -113,41 +96,6 @@ fn delta(old: f64, new: f64) -> String {
         }
     } else {
         format!("{:+.1}%", (new - old) / old * 100.0)
-    }
-}
-
-fn growth_section() {
-    println!("## Refill growth for loops with no trip count\n");
-    println!(
-        "Each loop boxes N values from one `Batch::new()` and keeps them; counts are taken \
-         when the loop ends, on a fresh thread. Time is the median of 7 runs of \
-         allocate-then-drop, ns per item. Refills never ask for more than one span holds \
-         ({} KiB), so policies differ only below that.\n",
-        limits::FRAME_SIZE / 1024
-    );
-    for (name, size) in [("16 B", 16), ("64 B", 64), ("256 B", 256)] {
-        println!("### T = {name}\n");
-        println!("| N | metric | Double | Smooth | Golden |");
-        println!("|---:|---|---:|---:|---:|");
-        for n in TRIP_COUNTS {
-            let costs: Vec<LoopCost> = POLICIES
-                .iter()
-                .map(|&g| match size {
-                    16 => measure_loop(n, |i| [i; 2], g, false),
-                    64 => measure_loop(n, |i| [i; 8], g, false),
-                    _ => measure_loop(n, |i| [i; 32], g, false),
-                })
-                .collect();
-            let row = |metric: &str, f: &dyn Fn(&LoopCost) -> String| {
-                let cells: Vec<String> = costs.iter().map(f).collect();
-                println!("| {n} | {metric} | {} |", cells.join(" | "));
-            };
-            row("refills", &|c| c.refills.to_string());
-            row("reserved, unused at end", &|c| c.unused.to_string());
-            row("span KiB at end", &|c| (c.span_bytes / 1024).to_string());
-            row("ns per item", &|c| format!("{:.2}", c.ns_per_item));
-        }
-        println!();
     }
 }
 
@@ -288,9 +236,9 @@ fn spans_section() {
     let (held, resident) = one_of_each_class();
     let classes = size_classes();
     let mean_pages = classes.iter().map(|c| c.pages as f64).sum::<f64>() / classes.len() as f64;
-    let cost = measure_loop(1024, |i| [i; 8], Growth::Double, true);
-    let big = measure_loop(100_000, |i| [i; 8], Growth::Double, true);
-    let big_unhinted = measure_loop(100_000, |i| [i; 8], Growth::Double, false);
+    let cost = measure_loop(1024, |i| [i; 8], true);
+    let big = measure_loop(100_000, |i| [i; 8], true);
+    let big_unhinted = measure_loop(100_000, |i| [i; 8], false);
     println!("## This build's pages and spans\n");
     println!("| metric | value |\n|---|---:|");
     println!("| page | {} KiB |", limits::PAGE_SIZE / 1024);
@@ -325,7 +273,7 @@ fn main() {
     eprintln!(
         "The allocation-policy study reads switches production builds leave out: build it \
          with\n  RUSTFLAGS=\"--cfg batch_alloc_policy_study\" cargo run --release --example \
-         policy -- [growth|reserve|classes|spans|all]\n(docs/policy.md)."
+         policy -- [reserve|classes|spans|all]\n(docs/policy.md)."
     );
     std::process::exit(2);
 }
@@ -335,18 +283,16 @@ fn main() {
     thread::spawn(|| {}).join().unwrap();
     let section = std::env::args().nth(1).unwrap_or_else(|| "all".into());
     match section.as_str() {
-        "growth" => growth_section(),
         "reserve" => reserve_section(),
         "classes" => classes_section(),
         "spans" => spans_section(),
         "all" => {
-            growth_section();
             reserve_section();
             classes_section();
             spans_section();
         }
         other => {
-            eprintln!("unknown section {other:?}: growth, reserve, classes, spans or all");
+            eprintln!("unknown section {other:?}: reserve, classes, spans or all");
             std::process::exit(2);
         }
     }

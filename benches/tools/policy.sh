@@ -25,7 +25,6 @@ run() {
     echo "$(nproc) cores ($(uname -m)). Times are medians of 7 runs on a machine shared with"
     echo "other work: read them as ratios. Counts (refills, slots, bytes) are exact."
     echo
-    run "" growth
     run "" reserve
     run "" classes
     for cfgs in "" "--cfg batch_alloc_small_spans" "--cfg batch_alloc_page_4k" \

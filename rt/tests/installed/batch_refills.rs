@@ -1,9 +1,10 @@
 //! A `Batch` is a run of its type's size class: its first refill asks for
-//! its capacity (a few slots with none), or takes the rest of the span when
-//! little more would remain there; each later refill
-//! asks for twice the last, up to a span's slots; what it did not hand out
-//! goes back when it drops. (`Debug` shows the slots ready and the next
-//! refill's request; `stats()` counts the refills.)
+//! its capacity (a few slots with none), up to a span's slots, or takes the
+//! rest of the span when little more would remain there; the next asks for
+//! what the capacity still lacks, and once it is had, for twice the last
+//! request, up to a span; what it did not hand out goes back when it drops.
+//! (`Debug` shows the slots ready and the next refill's request; `stats()`
+//! counts the refills.)
 
 use batch_alloc_rt::{stats, Batch};
 
@@ -71,7 +72,12 @@ fn a_capacity_past_a_span_asks_for_a_span() {
             .find(|class| class.size as usize >= 32)
             .unwrap()
             .slots as u64;
-        assert_eq!((ready + 1, next), (span_slots, span_slots));
+        assert_eq!(ready + 1, span_slots, "a span's slots at most");
+        assert_eq!(
+            next,
+            u32::MAX as u64 - span_slots,
+            "then what the capacity still lacks"
+        );
         assert_eq!(*first, [7; 4]);
     });
 }
