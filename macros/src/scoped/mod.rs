@@ -29,7 +29,7 @@
 //! instead:
 //!
 //! ```text
-//! let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+//! let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::Scope::new());
 //! ::batch_alloc::__private::enter(SITE, __scope.as_ref());
 //! ```
 //!
@@ -123,7 +123,7 @@ fn calls_itself(
             quote_spanned!(span=> #reenter(#site, move || #function(#(#args),*)))
         }
         _ => {
-            let guard = private_path("guard");
+            let scope_type = private_path("Scope");
             let pin = private_path("pin");
             let open_for_call = private_path("open_for_call");
             let call = match unsafe_fn {
@@ -132,7 +132,7 @@ fn calls_itself(
             };
             quote_spanned! {span=>
                 {
-                    let #scope = #pin!(#guard());
+                    let #scope = #pin!(#scope_type::new());
                     #open_for_call(#site, #scope.as_ref());
                     #call
                 }
@@ -150,16 +150,16 @@ fn calls_itself(
     }
 }
 
-/// `let __scope = pin!(guard()); enter(SITE, __scope.as_ref());`: declared
+/// `let __scope = pin!(Scope::new()); enter(SITE, __scope.as_ref());`: declared
 /// first, so that the guard drops last of the body's locals.
 fn guard(at: Expr) -> proc_macro2::TokenStream {
     let span = Span::mixed_site();
     let scope = syn::Ident::new("__scope", span);
     let enter = private_path("enter");
-    let guard = private_path("guard");
+    let scope_type = private_path("Scope");
     let pin = private_path("pin");
     quote_spanned! {span=>
-        let #scope = #pin!(#guard());
+        let #scope = #pin!(#scope_type::new());
         #enter(#at, #scope.as_ref());
     }
 }
