@@ -121,11 +121,6 @@
 //! it compiles under `#![forbid(unsafe_code)]`; evaluation and drop order,
 //! `break`, `return`, `?` and panics behave as written.
 //!
-//! `#[batch_alloc(per_site)]` is the per-site form: each `Box::new` inside a
-//! loop takes its slot from a batch of its own, declared outside the loop
-//! and sized by its trip count; it opens no scope, and nothing else
-//! changes.
-//!
 //! # What a scope serves, and when it does nothing
 //!
 //! While a scope is open on a thread, that thread's allocations of up to

@@ -2,7 +2,7 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
-use syn::{Attribute, Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt, TraitItemFn};
+use syn::{Attribute, Error, Expr, ImplItem, Item, Result, Stmt, TraitItemFn};
 
 use crate::args::Args;
 use crate::scoped::{self, Owner};
@@ -20,7 +20,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
     let (args, mut item) = both(args, item)?;
     let first_body = match &mut item {
         Item::Fn(function) => {
-            let leaf = !rewrite_fn(
+            let leaf = !scoped::rewrite_fn(
                 &mut function.sig,
                 &function.attrs,
                 &mut function.block,
@@ -56,7 +56,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                     // it has one, would check for the scope a second time.
                     drop_own_attribute(&mut method.attrs);
                     let (sig, attrs) = (&mut method.sig, &method.attrs);
-                    rewrite_fn(sig, attrs, &mut method.block, &owner);
+                    scoped::rewrite_fn(sig, attrs, &mut method.block, &owner);
                 }
             }
             block.items.iter_mut().find_map(|member| match member {
@@ -96,24 +96,17 @@ fn drop_own_attribute(attrs: &mut Vec<Attribute>) {
     });
 }
 
-/// Makes one function a scope. False, with the function as written, for a
-/// leaf; true also for a `const fn`, which cannot allocate and is left as
-/// it is without a word.
-fn rewrite_fn(sig: &mut Signature, attrs: &[Attribute], body: &mut Block, owner: &Owner) -> bool {
-    sig.constness.is_some() || scoped::rewrite_fn(sig, attrs, body, owner)
-}
-
 /// A statement that makes the compiler warn, at `at`, that the attribute
 /// leaves `subject` as written, a leaf, and what to write instead: the use
 /// of a deprecated local item (the stable way for an attribute to warn).
 /// `quiet` leaves it out, as does `#[allow(deprecated)]`.
-fn nothing_to_rewrite(at: &syn::Ident, subject: &str) -> Stmt {
+fn nothing_to_rewrite(name: &syn::Ident, subject: &str) -> Stmt {
     let note = format!(
         "`#[batch_alloc]` leaves {subject} as written: its body is {LEAF}. If it allocates where \
          no scope is open, annotate the functions that call it, or write the body as \
          `batch_alloc::scope(|| ..)`; `#[batch_alloc(quiet)]` keeps it without this warning"
     );
-    warning("BatchAllocHasNothingToRewrite", at.span(), &note)
+    warning("BatchAllocHasNothingToRewrite", name.span(), &note)
 }
 
 /// A statement that makes the compiler warn, at `argument` (`per_site` or
@@ -128,13 +121,13 @@ fn deprecated_argument(argument: &Ident) -> Stmt {
     warning("BatchAllocPerSiteIsGone", argument.span(), &note)
 }
 
-/// A statement whose only effect is a warning at `at` with `note`: the use
-/// of a deprecated local item named `name`, the stable way for an
+/// A statement whose only effect is a warning at `place` with `note`: the
+/// use of a deprecated local item named `item_name`, the stable way for an
 /// attribute to warn. `#[allow(deprecated)]` silences it.
-fn warning(name: &str, at: Span, note: &str) -> Stmt {
+fn warning(item_name: &str, place: Span, note: &str) -> Stmt {
     let span = Span::mixed_site();
-    let item = Ident::new(name, span);
-    let used = Ident::new(name, at);
+    let item = Ident::new(item_name, span);
+    let used = Ident::new(item_name, place);
     Stmt::Expr(
         Expr::Verbatim(quote_spanned! {span=>
             {

@@ -55,8 +55,7 @@ static CAPTURE_DECIDED: AtomicBool = AtomicBool::new(false);
 /// Sets, for the whole process, what batch scopes opened from now on
 /// capture. Without a call, the environment variable `BATCH_ALLOC_CAPTURE`
 /// decides when the first scope opens (`boxes` for [`Capture::Boxes`]), and
-/// otherwise scopes capture everything. Functions annotated
-/// `#[batch_alloc(per_site)]` open no scope at all, whatever this says.
+/// otherwise scopes capture everything.
 pub fn set_capture(capture: Capture) {
     let bit = match capture {
         Capture::All => CAPTURING,

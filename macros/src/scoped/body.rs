@@ -61,10 +61,10 @@ impl VisitMut for Body {
 /// output, `Send` and `Unpin` exactly when the block is.
 fn scoped_async_block(future: ExprAsync) -> Expr {
     let span = Span::mixed_site();
-    let at = site("Future", future.async_token.span);
+    let site = site("Future", future.async_token.span);
     let scoped = private_path("scoped_future");
     Expr::Verbatim(quote_spanned! {span=>
-        #scoped(#at, #future)
+        #scoped(#site, #future)
     })
 }
 
@@ -72,6 +72,5 @@ fn scoped_async_block(future: ExprAsync) -> Expr {
 /// Output: `::batch_alloc::__private::box_in_scope_at(SITE, Box::new, value)`
 ///         (the path passed along: see [`call_hook`])
 fn boxed_call(call: ExprCall) -> Expr {
-    let at = site("Boxed", call.span());
-    call_hook("box_in_scope_at", [at], call)
+    call_hook("box_in_scope_at", [site("Boxed", call.span())], call)
 }
