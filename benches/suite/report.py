@@ -136,7 +136,8 @@ def targets(d, memory, callgrind):
         rows.append(("1,000,000 live 16-byte boxes: ≤ 60% of the resident memory of `Box::new` on glibc",
                      f"objects: {batch['objects'] / 2**20:.1f} MiB vs {glibc['objects'] / 2**20:.1f} "
                      f"MiB ({frac:.0f}%); whole process: {batch['rss_live'] / 2**20:.1f} vs "
-                     f"{glibc['rss_live'] / 2**20:.1f} MiB", verdict(frac, 60, at_least=False, unit="%")))
+                     f"{glibc['rss_live'] / 2**20:.1f} MiB ({100 * batch['rss_live'] / glibc['rss_live']:.0f}%)",
+                     verdict(frac, 60, at_least=False, unit="%")))
     cells = [(r[0], f"{g}/{n}") for g in (f"{s}/{size}B" for s in SCENARIOS for size in (16, 64, 256))
              for n in d.counts(g) if (r := d.ratio("jemalloc-batch", "batch-glibc", g, n))]
     r = d.ratio("jemalloc-batch", "batch-glibc")
