@@ -382,7 +382,8 @@ def write(results, doc, img):
       "cross-thread benches need one.",
       spread_text({k: e["rounds"] for k, e in d.crit.items()}, "benches")
       + (f" Load average (1 min) during the rounds: min {loads[0]:.1f}, median "
-         f"{statistics.median(loads):.1f}, max {loads[-1]:.1f}." if loads else ""))
+         f"{statistics.median(loads):.1f}, max {loads[-1]:.1f}; at the start {results['load_start'][0]:.1f}, "
+         f"at the end {results['load_end'][0]:.1f}." if loads else ""))
     with open(doc, "w") as f:
         f.write("\n".join(out).rstrip() + "\n")
 
