@@ -238,6 +238,8 @@ def criterion_rounds(paths, out, cfg, groups, only):
                 with open(os.path.join(out, f"criterion-{b}.log"), "a") as logf:
                     run([paths[b]] + args + [regex], env=env, stdout=logf, stderr=subprocess.STDOUT)
             loads.append(loadavg())
+        with open(os.path.join(out, "loads.json"), "w") as f:  # for --resume
+            json.dump(loads, f)
         log(f"round {r + 1}/{cfg['rounds']} done in {time.time() - started:.0f} s")
     return loads
 
@@ -344,6 +346,8 @@ def main():
                     "(e.g. alloc_drop/64B/1024, programs/json) matches; the page then goes to the "
                     "run's directory unless --doc names one")
     ap.add_argument("--report-only", metavar="RESULTS", help="rewrite the page from a run's results")
+    ap.add_argument("--resume", metavar="RUN_DIR", help="a run stopped after its criterion rounds: "
+                    "take them from RUN_DIR (target/suite/...) and measure the rest")
     ap.add_argument("--doc", help="the page to write (default docs/benchmarks.md)")
     ap.add_argument("--img", help="the charts' directory (default docs/img)")
     args = ap.parse_args()
@@ -353,7 +357,7 @@ def main():
 
     cfg = dict(QUICK if args.quick else FULL, **({"rounds": args.rounds} if args.rounds else {}))
     mode = "quick" if args.quick else "full"
-    out = run_dir("suite", mode)
+    out = os.path.abspath(args.resume) if args.resume else run_dir("suite", mode)
     # A run of some chunks is a scratch run: it cannot overwrite the committed page.
     doc = args.doc or (os.path.join(out, "benchmarks.md") if args.only else "docs/benchmarks.md")
     img = args.img or (os.path.join(out, "img") if args.only else "docs/img")
@@ -365,7 +369,11 @@ def main():
                "machine": machine(), "load_start": loadavg(),
                "binaries": {b: last_json([paths[b], "info"]) for b in BINARIES}}
     log(f"results in {out}")
-    if not args.skip_criterion:
+    if args.resume:
+        loads = os.path.join(out, "loads.json")
+        results.update(criterion=collect_criterion(out), resumed=True,
+                       load_during=json.load(open(loads)) if os.path.exists(loads) else [])
+    elif not args.skip_criterion:
         results["load_during"] = criterion_rounds(paths, out, cfg, QUICK_GROUPS if args.quick
                                                   else FULL_GROUPS, args.only)
         results["criterion"] = collect_criterion(out)
