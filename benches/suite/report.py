@@ -248,8 +248,9 @@ def write(results, doc, img):
       "All times are per object (per box made, for the programs): criterion's median time per "
       "iteration divided by the objects the iteration makes, then the median over rounds. A ratio "
       "is of two such medians, and in brackets the lowest and highest ratio within one round (the "
-      "two figures of a round are measured minutes apart at most). Each round is criterion's "
-      "baseline `rN` under the run's directory: `critcmp --target-dir target/suite/latest r0 r1 "
+      "two figures of a round are measured minutes apart at most). The driver keeps each round as "
+      "criterion's baseline `rN` under the run's directory (runs before 2026-12-04 kept a criterion "
+      "directory per round and binary): `critcmp --target-dir target/suite/latest r0 r1 "
       "-f 'alloc_drop/64B/.*/1024'` compares rounds, `critcmp --target-dir target/suite/latest r0 "
       "-g '^(alloc_drop/64B/)[^/]+(/.*)'` strategies within one (mean ± standard deviation of "
       "one criterion run, ratio to the fastest).")
