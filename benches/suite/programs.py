@@ -425,7 +425,7 @@ def write(results, doc):
       "three ways to run it:",
       table(["twin", "what serves the program's allocations"], [
           [VARIANT["plain"], "the wrapped allocator (the wrapper checks that no scope is open)"],
-          [VARIANT["attr"] + " (the default)", "while an annotated loop runs, the thread's batch scope: "
+          [VARIANT["attr"] + " (the default)", "while an annotated function runs, the thread's batch scope: "
            "the annotated `Box::new`s and every other allocation it can serve (capture)"],
           [VARIANT["scoped_boxes"], "the same binary with `batch_alloc::set_capture(Capture::Boxes)` at "
            "the start: scopes open, but serve only the annotated `Box::new`s"]], ["---", "---"]),
