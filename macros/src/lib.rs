@@ -10,33 +10,6 @@
 //! over its body; leaves); `shared/` the paths, sites and `Box::new`
 //! spellings the expansion builds from.
 
-/// The `VisitMut` methods every rewriting walk shares: a walk goes only
-/// where code runs when the function runs. Not into nested items (a nested
-/// `fn` is not part of this function, and carries its own `#[batch_alloc]`
-/// if it wants one), macro invocations (their tokens mean whatever the macro
-/// makes of them: `vec![Box::new(x)]` keeps what the user wrote), `const`
-/// blocks or an array repeat's length (compile time, where neither a batch
-/// nor a scope guard can run), generic arguments, types or patterns.
-macro_rules! visit_only_run_time_code {
-    () => {
-        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-
-        fn visit_macro_mut(&mut self, _: &mut syn::Macro) {}
-
-        fn visit_expr_const_mut(&mut self, _: &mut syn::ExprConst) {}
-
-        fn visit_expr_repeat_mut(&mut self, repeat: &mut syn::ExprRepeat) {
-            self.visit_expr_mut(&mut repeat.expr);
-        }
-
-        fn visit_generic_argument_mut(&mut self, _: &mut syn::GenericArgument) {}
-
-        fn visit_type_mut(&mut self, _: &mut syn::Type) {}
-
-        fn visit_pat_mut(&mut self, _: &mut syn::Pat) {}
-    };
-}
-
 mod args;
 mod expand;
 mod scoped;
