@@ -24,7 +24,7 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `serde` | [`serde_boxes`]: `deserialize_with` helpers that fill `Vec<Box<T>>` and maps of boxes from one batch ([below](#the-serde-feature)) |
+//! | `serde` | [`serde_scope`]: `#[serde(with = "batch_alloc::serde_scope")]` reads one field of a derived `Deserialize` inside a scope ([below](#the-serde-feature)) |
 //! | `report` | the per-site report: every place that opens scopes and every rewritten `Box::new` counts what it did; [`report()`] returns the table, which also prints at exit |
 //! | `hardened` | the runtime aborts with a message on a double free, on a free of a pointer that is not the start of a slot, and on a corrupted free list, at a price in instructions per box measured in the repository's [docs/runtime.md](https://github.com/batch-alloc/batch-alloc/blob/main/docs/runtime.md#hardening) |
 //!
@@ -252,11 +252,9 @@
 //! ```
 //!
 //! A derived `Deserialize` needs no feature: [`scope`] around the call
-//! serves everything it allocates. The helpers in [`serde_boxes`] go
-//! further for containers of boxes: serde's own impls box each element of
-//! a `Vec<Box<T>>` with `Box::new`; the helpers read the same input into
-//! the same types, with the same errors, but take each container's boxes
-//! from one batch:
+//! serves everything it allocates. Where the call is not yours (a
+//! framework deserializes for you), [`serde_scope`] reads one field inside
+//! a scope:
 //!
 //! ```
 //! # #[cfg(feature = "serde")] {
@@ -274,7 +272,7 @@
 //!
 //! #[derive(Deserialize)]
 //! struct Path {
-//!     #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_box")]
+//!     #[serde(with = "batch_alloc::serde_scope")]
 //!     points: Vec<Box<Point>>,
 //! }
 //!
@@ -286,7 +284,7 @@
 //!
 //! A hand-written serde `Visitor` needs no feature either: put the
 //! attribute on its `visit_seq` or `visit_map`. The module is called
-//! `serde_boxes`, so `use batch_alloc::*;` next to `use serde::Deserialize;`
+//! `serde_scope`, so `use batch_alloc::*;` next to `use serde::Deserialize;`
 //! shadows nothing.
 //!
 //! # Further reading
@@ -302,7 +300,7 @@
 // Without the feature the module is not there to link to.
 #![cfg_attr(
     not(feature = "serde"),
-    doc = "[`serde_boxes`]: #the-serde-feature \"the serde feature is off in this build\""
+    doc = "[`serde_scope`]: #the-serde-feature \"the serde feature is off in this build\""
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
@@ -318,9 +316,8 @@ pub use batch_alloc_rt::{
 #[doc(hidden)]
 pub use batch_alloc_rt::__private;
 
-/// `deserialize_with` helpers that fill containers of boxes (`Vec<Box<T>>`,
-/// maps of boxed values, ...) from one batch; the `serde` feature. Also: how
-/// to batch a hand-written serde `Visitor` with `#[batch_alloc]`.
+/// `#[serde(with = "batch_alloc::serde_scope")]`: one field of a derived
+/// `Deserialize` read inside a batch scope; the `serde` feature.
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-pub mod serde_boxes;
+pub mod serde_scope;

@@ -2,7 +2,7 @@
 //! as the file it was (`cargo test --test serde -- serde_visitor` runs the
 //! visitor tests alone).
 //!
-//! - `serde_helpers`: the `batch_alloc::serde_boxes` helpers.
+//! - `serde_scope`: `#[serde(with = "batch_alloc::serde_scope")]`.
 //! - `serde_visitor`: `#[batch_alloc]` on hand-written serde visitors.
 //! - `example_deserialize`: the main demonstration's modules, on small
 //!   inputs.
@@ -20,7 +20,7 @@ mod check;
 mod serial;
 
 mod example_deserialize;
-mod serde_helpers;
+mod serde_scope;
 mod serde_visitor;
 
 use batch_alloc::BatchAlloc;
