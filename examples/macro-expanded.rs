@@ -232,6 +232,7 @@ mod expanded {
     /// which takes a slot from the scope open on the thread (each with a
     /// static naming its site, for the `report` feature); the loop itself
     /// is left as written.
+    #[inline]
     pub fn parse(lines: &[&str]) -> Vec<Box<Record>> {
         ::batch_alloc::__private::run_in_scope(
             {
@@ -275,6 +276,7 @@ mod expanded {
     }
 
     /// A `while let` loop: the same, as is any loop.
+    #[inline]
     pub fn list(n: u64) -> Option<Box<Node>> {
         ::batch_alloc::__private::run_in_scope(
             {
@@ -320,6 +322,7 @@ mod expanded {
 
     /// Nested loops, and a `Box::new` outside any loop: every one is served
     /// by the function's scope.
+    #[inline]
     pub fn grid(rows: usize, cols: usize) -> Vec<Box<Record>> {
         ::batch_alloc::__private::run_in_scope(
             {
@@ -398,6 +401,7 @@ mod expanded {
     /// A `loop` used as a value, `break` with a box, and what is left as
     /// written: a macro's tokens and `Box::new` as a value (their
     /// allocations are served all the same, as any allocation in a scope).
+    #[inline]
     pub fn first_long(words: &[&str], min: usize) -> (Option<Box<String>>, Vec<Box<usize>>) {
         ::batch_alloc::__private::run_in_scope(
             {
@@ -472,6 +476,7 @@ mod expanded {
 
     /// Iterator adapters, and a closure that loops: the closures run inside
     /// the scope open where they are called, the function's here.
+    #[inline]
     pub fn lengths(words: &[&str]) -> Vec<Box<usize>> {
         ::batch_alloc::__private::run_in_scope(
             {
@@ -563,6 +568,7 @@ mod expanded {
     }
 
     impl Tree {
+        #[inline]
         pub fn insert(&mut self, value: u64) {
             {
                 let __site = {
@@ -628,6 +634,7 @@ mod expanded {
     }
 
     impl Extend<u64> for Tree {
+        #[inline]
         fn extend<I: IntoIterator<Item = u64>>(&mut self, values: I) {
             ::batch_alloc::__private::run_in_scope(
                 {

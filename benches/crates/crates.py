@@ -43,10 +43,12 @@ Steps (everything lands under target/crates/, nothing in the repository):
    of the parsed value (`check`).
 5. Rounds: per round, per workload (in rotating order), per mode (`once`:
    one parse in a fresh process; `warm`: five parses, the fifth reported),
-   one hyperfine run of the four builds in an order shuffled afresh
-   (seeded), `--warmup` and `--runs` per build. Each process also appends
-   its own figures (parse and drop time of the reported parse, minor
-   faults, peak RSS) to a log, so every timed run is also measured inside.
+   one hyperfine run of the builds in an order shuffled afresh (seeded),
+   `--warmup` and `--runs` per build, its JSON and markdown tables kept in
+   the results' runs/. Each process also appends its own figures (parse
+   and drop time of the reported parse, minor faults, peak RSS) to a log,
+   so every timed run is also measured inside; report.py takes the medians
+   and ratios over rounds.
 6. Instructions (full run, valgrind present): one `once` process per build
    under callgrind: the process's total, and the reported parse's and
    drop's (inclusive cost of the two functions of workloads/common.rs that
@@ -60,7 +62,9 @@ the crates' own test suites (`--tests-only`, part of a plain full run) were
 not timed for these figures.
 
 Results: target/crates/results/<stamp>/results.json and report.md
-(target/crates/results/latest points at the newest). Standard library
+(target/crates/results/latest points at the newest); `report.py RESULTS
+--publish` makes them docs/crates.md (with docs/crates.json, from which
+`--report-only docs/crates.json` rewrites the page). Standard library
 only; needs cargo, hyperfine, and valgrind for instructions.
 """
 import argparse
@@ -745,6 +749,7 @@ def rounds(paths, inputs, builds, cfg, out_dir, resume=False):
                 random.Random(f"{r}:{w}:{mode}").shuffle(order)
                 logfile = os.path.join(out_dir, "runs", f"r{r}-{w}-{mode}.jsonl")
                 jsonfile = os.path.join(out_dir, "runs", f"r{r}-{w}-{mode}.hyperfine.json")
+                mdfile = jsonfile.replace(".json", ".md")
                 os.makedirs(os.path.dirname(logfile), exist_ok=True)
                 done = resume and os.path.exists(jsonfile) and len(read_log(logfile)) == \
                     len(order) * (cfg["warmup"] + cfg["runs"])
@@ -753,7 +758,7 @@ def rounds(paths, inputs, builds, cfg, out_dir, resume=False):
                     if os.path.exists(logfile):
                         os.remove(logfile)
                     cmd = ["hyperfine", "-N", "--style", "none", "--warmup", str(cfg["warmup"]),
-                           "--runs", str(cfg["runs"]), "--export-json", jsonfile]
+                           "--runs", str(cfg["runs"]), "--export-json", jsonfile, "--export-markdown", mdfile]
                     for b in order:
                         cmd += ["-n", b, f"{paths[(info['project'], b)]} {mode} {w} {info['input']}"]
                     env_run = dict(env, CRATES_LOG=logfile)

@@ -13,7 +13,8 @@
 #   benches/crates/run.sh --quick                  # 2 rounds of 3 runs, no tests, no callgrind
 #   benches/crates/run.sh --tests-only
 #   benches/crates/run.sh --report-only target/crates/results/latest/results.json
-#   python3 benches/crates/report.py RESULTS --publish   # docs/crates.md and the README's table
+#   benches/crates/run.sh --report-only docs/crates.json     # rewrites docs/crates.md
+#   python3 benches/crates/report.py RESULTS --publish   # docs/crates.md, docs/crates.json, the README's table
 #
 # Durations on the project's 2-core machine, shared with other builds:
 # building from a cold target directory about 7 min; --quick about 5 min

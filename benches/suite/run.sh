@@ -5,9 +5,10 @@
 #   benches/suite/run.sh --quick    # a subset: about 8 minutes
 #   benches/suite/run.sh --report-only docs/benchmarks.json   # rewrite the report
 #
-# Needs cargo, python3 and valgrind (instruction counts; skipped with a
-# notice if missing). Installs matplotlib and scipy (the Mann-Whitney
-# test) into target/suite/venv if python3 lacks them. See benches/suite/suite.py for the options.
+# Needs cargo, python3 and valgrind (instruction counts; skipped if
+# missing). Installs matplotlib (the charts) into target/suite/venv if
+# python3 lacks it. Each round is a criterion baseline under
+# target/suite/latest for critcmp. See benches/suite/suite.py for the options.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 exec python3 benches/suite/suite.py "$@"

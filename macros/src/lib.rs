@@ -10,33 +10,6 @@
 //! over its body; leaves); `shared/` the paths, sites and `Box::new`
 //! spellings the expansion builds from.
 
-/// The `VisitMut` methods every rewriting walk shares: a walk goes only
-/// where code runs when the function runs. Not into nested items (a nested
-/// `fn` is not part of this function, and carries its own `#[batch_alloc]`
-/// if it wants one), macro invocations (their tokens mean whatever the macro
-/// makes of them: `vec![Box::new(x)]` keeps what the user wrote), `const`
-/// blocks or an array repeat's length (compile time, where neither a batch
-/// nor a scope guard can run), generic arguments, types or patterns.
-macro_rules! visit_only_run_time_code {
-    () => {
-        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-
-        fn visit_macro_mut(&mut self, _: &mut syn::Macro) {}
-
-        fn visit_expr_const_mut(&mut self, _: &mut syn::ExprConst) {}
-
-        fn visit_expr_repeat_mut(&mut self, repeat: &mut syn::ExprRepeat) {
-            self.visit_expr_mut(&mut repeat.expr);
-        }
-
-        fn visit_generic_argument_mut(&mut self, _: &mut syn::GenericArgument) {}
-
-        fn visit_type_mut(&mut self, _: &mut syn::Type) {}
-
-        fn visit_pat_mut(&mut self, _: &mut syn::Pat) {}
-    };
-}
-
 mod args;
 mod expand;
 mod scoped;
@@ -146,12 +119,9 @@ use proc_macro::TokenStream;
 ///   `::<T>` on `Box`: `Box::new`, `std::boxed::Box::new`,
 ///   `::std::boxed::Box::new`, `alloc::boxed::Box::new`,
 ///   `::alloc::boxed::Box::new`.
-/// - Each **`for` loop whose body boxes** tells the scope its trip count
-///   as it starts (the lower bound of its iterator's `size_hint()`), so
-///   that the run of each type it boxes refills for what the loop needs in
-///   one reservation rather than by growing steps. The head is evaluated
-///   as the compiler evaluates it (once, its temporaries living as long).
-///   `while`, `while let` and `loop` have no trip count: their runs grow.
+/// - **Loops** are left as written: their boxes, like every other
+///   allocation of the function, come from the scope's runs, whose refills
+///   double.
 ///
 /// Nested items are not part of the function and are left alone; so are
 /// macro invocations (`vec![Box::new(x)]`: the attribute cannot know what a
@@ -180,8 +150,8 @@ use proc_macro::TokenStream;
 /// - `#[batch_alloc(per_site)]`, and its older name `boxes`: deprecated,
 ///   and the same as no argument, with a warning at the argument. They
 ///   named the per-site form (a batch per `Box::new` site of a loop), which
-///   the default form replaced: it serves every box that form did, sized by
-///   the same trip counts, and everything else the function allocates.
+///   the default form replaced: it serves every box that form did, from
+///   the thread's runs, and everything else the function allocates.
 ///
 /// Anything else is an error naming what it found. Whether scopes serve
 /// every allocation or only annotated `Box::new`s is a process-wide choice:

@@ -25,8 +25,8 @@ use std::sync::mpsc;
 use proptest::prelude::*;
 
 use crate::config::{FRAME_SIZE, MAX_SMALL_SIZE, PAGE_SIZE};
+use crate::expansion::Scope;
 use crate::os::refusals::refuse_decommit_on_this_thread;
-use crate::scope::Scope;
 use crate::{set_capture, trim, Capture};
 
 #[derive(Clone, Debug)]

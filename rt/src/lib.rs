@@ -64,15 +64,17 @@
 //!    (`macros/src/scoped/mod.rs`). A method of an annotated impl block
 //!    whose call to itself is certain — `call_to_itself`
 //!    (`macros/src/scoped/recall.rs`) — starts with a test, `must_open`
-//!    (`src/lib.rs`), and where it must, opens the scope with
-//!    `open_for_call` (`src/lib.rs`) and calls itself inside it; any other
-//!    function starts with a guard, `enter` (`src/lib.rs`). Each
-//!    `Box::new(v)` becomes a call of `box_in_scope_at` (`src/lib.rs`) —
-//!    `boxed_call` (`macros/src/scoped/body.rs`).
+//!    (`expansion.rs`), and where it must, calls itself inside a scope it
+//!    opens — `reenter` (`expansion.rs`); any other function runs its body
+//!    in a closure, inside the scope open or one it opens —
+//!    `run_in_scope` (`expansion.rs`). Each `Box::new(v)` becomes a call
+//!    of `box_in_scope_at` (`expansion.rs`) — `boxed_call`
+//!    (`macros/src/scoped/body.rs`). The facade's `batch_alloc::__private`,
+//!    the paths the attribute writes, is this crate's.
 //! 2. The call joins the thread's open scope, or opens one. With a scope
 //!    open, `scope_would_join` (`scope.rs`) says so and the body just runs.
-//!    Otherwise a guard enters — `enter` (`src/lib.rs`), `Scope::enter`
-//!    (`scope.rs`), `Scope::open` (`scope.rs`). The scope is
+//!    Otherwise a guard opens it — `opened_around` (`expansion.rs`),
+//!    `Scope::open_here` (`scope.rs`), `Scope::open` (`scope.rs`). The scope is
 //!    one thread-local word, a `ScopeState` — `scope_state` (`heap.rs`),
 //!    `set_scope_state` (`heap.rs`). The guard that opened it closes it when
 //!    it drops — `Scope::drop` (`scope.rs`), `close` (`scope.rs`). The runs
@@ -84,7 +86,7 @@
 //!    a record — `claim_record` (`record.rs`). The scope word then names
 //!    it — `ScopeState::ready` (`heap.rs`).
 //! 4. The box takes a slot from the run of its class, known at compile
-//!    time — `box_in_scope` (`src/lib.rs`), `box_in_scope` (`scope.rs`), `slot_in_scope`
+//!    time — `box_in_scope_at` (`expansion.rs`), `box_in_scope` (`scope.rs`), `slot_in_scope`
 //!    (`scope.rs`), `alloc_in_scope` (`runs.rs`), `take` (`runs.rs`). A
 //!    fresh slot is a pointer bump, a recycled one a list pop, both by the
 //!    run's cursor, as in a `Batch` — `Cursor::take` (`cursor.rs`). The
@@ -232,10 +234,13 @@
 // 14. global, stats        the allocator wrapper; statistics
 // 15. batch, scope, no_panic_proof  typed batches over a run; batch scopes; the
 //                          wrapper instantiated for the no-unwind proof
+// 16. report               the per-site report (feature `report`)
+// 17. expansion            what #[batch_alloc]'s code calls, and scope()
 mod batch;
 mod class;
 mod config;
 mod cursor;
+mod expansion;
 mod fatal;
 mod frame;
 mod free;
@@ -255,6 +260,7 @@ mod queues;
 mod record;
 mod region;
 mod remote;
+mod report;
 mod reserve;
 mod runs;
 mod scope;
@@ -266,28 +272,33 @@ mod types;
 
 pub use batch::Batch;
 pub use class::SizeClass;
+pub use expansion::scope;
 pub use global::BatchAlloc;
 pub use probe::is_active;
-pub use scope::{capture, scope, set_capture, Capture};
+pub use report::report;
+pub use scope::{capture, set_capture, Capture};
 pub use stats::{stats, Stats};
 pub use thread::trim;
 
-/// Not public API: what the `batch-alloc` facade, the code `#[batch_alloc]`
-/// generates and this crate's tests call, gathered here so that the root
-/// holds the public API only.
+/// Not public API: what the code `#[batch_alloc]` generates calls (the
+/// facade re-exports this module as `batch_alloc::__private`, the paths the
+/// attribute writes), and what this crate's tests and studies reach,
+/// gathered here so that the root holds the public API only.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::expansion::{
+        box_in_scope_at, enter, must_open, open_around_body, open_for_call, reenter, run_in_scope,
+        scoped_future, Mark, Scope,
+    };
+    pub use crate::report::{Site, SiteKind};
+    pub use core::pin::pin;
     /// The no-unwind proof's instantiation (`no_panic_proof.rs`).
     #[cfg(batch_alloc_no_panic)]
     pub mod no_panic_proof {
         pub use crate::no_panic_proof::{alloc, alloc_zeroed, dealloc, realloc};
     }
-    pub use crate::scope::{
-        at_exit, batchable, box_in_scope, outside_scope, scope_on_this_thread, scope_would_join,
-        try_box_in_scope, Scope, ScopedFuture,
-    };
+    pub use crate::scope::{box_in_scope, scope_on_this_thread, ScopedFuture};
     pub use crate::settings::{settings, Settings};
-    pub use crate::stats::scoped_allocations_on_this_thread;
 
     /// The size classes without the rule that grows each class to fill its
     /// span, for comparing the two tables (the policy study's

@@ -16,20 +16,24 @@ use core::sync::atomic::AtomicBool;
 use crate::os;
 use crate::sync::{Ordering, RunOnce, SpinLock};
 
+/// Held while the per-site report's lists are read or written
+/// (`report.rs`, feature `report`), whose growth goes to the inner
+/// allocator (outside any scope) and takes no other lock.
+pub(crate) static REPORT: SpinLock = SpinLock::new(0);
 /// Held while a heap record is carved and published (`record.rs`); a new
 /// record may take a frame from the free extents or commit frames.
-pub(crate) static RECORDS: SpinLock = SpinLock::new(0);
+pub(crate) static RECORDS: SpinLock = SpinLock::new(1);
 /// Held while the table of free extents is read or written (`pool.rs`).
-pub(crate) static EXTENTS: SpinLock = SpinLock::new(1);
+pub(crate) static EXTENTS: SpinLock = SpinLock::new(2);
 /// Held while the region is reserved (`region.rs`).
-pub(crate) static REGION_INIT: SpinLock = SpinLock::new(2);
+pub(crate) static REGION_INIT: SpinLock = SpinLock::new(3);
 /// Held while frames are committed (`region.rs`).
-pub(crate) static COMMIT: SpinLock = SpinLock::new(3);
+pub(crate) static COMMIT: SpinLock = SpinLock::new(4);
 
 /// Every lock above, in rank order. (A function: a `const` may not refer
 /// to statics on the supported Rust versions.)
-fn all() -> [&'static SpinLock; 4] {
-    [&RECORDS, &EXTENTS, &REGION_INIT, &COMMIT]
+fn all() -> [&'static SpinLock; 5] {
+    [&REPORT, &RECORDS, &EXTENTS, &REGION_INIT, &COMMIT]
 }
 
 /// Registers the handlers below, once.

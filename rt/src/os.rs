@@ -105,6 +105,7 @@ mod imp {
     }
 
     /// Registers `f` to run at normal process exit.
+    #[cfg(feature = "report")]
     pub fn at_exit(f: extern "C" fn()) -> bool {
         // SAFETY: `f` is a function of this program, valid for its life.
         unsafe { libc::atexit(f) == 0 }
@@ -191,6 +192,7 @@ mod imp {
         0
     }
 
+    #[cfg(feature = "report")]
     pub fn at_exit(_f: extern "C" fn()) -> bool {
         false
     }
@@ -242,6 +244,7 @@ mod imp {
         0
     }
 
+    #[cfg(feature = "report")]
     pub fn at_exit(_f: extern "C" fn()) -> bool {
         false
     }
@@ -344,8 +347,11 @@ mod posix {
 }
 
 pub(crate) use imp::{
-    advise_huge_pages, at_exit, at_fork, commit, decommit, now_millis, reserve_address_space,
+    advise_huge_pages, at_fork, commit, decommit, now_millis, reserve_address_space,
 };
+// Only the per-site report prints at exit.
+#[cfg(feature = "report")]
+pub(crate) use imp::at_exit;
 pub(crate) use posix::{arm_thread_exit, process_id, thread_exit_key, write_stderr};
 
 // Under loom, waits yield to the model checker instead.

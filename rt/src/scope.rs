@@ -1,7 +1,7 @@
 //! Batch scopes: while one is open on a thread, the thread allocates from
 //! its heap's runs.
 //!
-//! The first [`scope`] call or annotated function running on a thread opens
+//! The first [`scope`](crate::scope()) call or annotated function running on a thread opens
 //! the scope as it starts; everything that runs inside it, annotated or not,
 //! joins it, at the cost of one thread-local read where it checks. The
 //! scope closes when what opened it returns, by any exit: a [`Scope`] guard
@@ -55,8 +55,7 @@ static CAPTURE_DECIDED: AtomicBool = AtomicBool::new(false);
 /// Sets, for the whole process, what batch scopes opened from now on
 /// capture. Without a call, the environment variable `BATCH_ALLOC_CAPTURE`
 /// decides when the first scope opens (`boxes` for [`Capture::Boxes`]), and
-/// otherwise scopes capture everything. Functions annotated
-/// `#[batch_alloc(per_site)]` open no scope at all, whatever this says.
+/// otherwise scopes capture everything.
 pub fn set_capture(capture: Capture) {
     let bit = match capture {
         Capture::All => CAPTURING,
@@ -93,8 +92,8 @@ fn decide_capture() {
 
 /// A hold on this thread's batch scope: what `#[batch_alloc]` declares
 /// first in a function that cannot call itself, and before a closure's
-/// outermost loops; what [`scope`] and every poll of a [`ScopedFuture`]
-/// declare. Not public API.
+/// outermost loops; what [`scope`](crate::scope()) and every poll of a
+/// [`ScopedFuture`] declare. Not public API.
 ///
 /// [`enter`](Scope::enter) joins the scope open (a thread-local read and a
 /// test) or, out of line, opens one; the guard that opened it closes it
@@ -110,19 +109,11 @@ fn decide_capture() {
 /// report's count), dropped after the guard has closed its scope.
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct Scope<X = ()> {
+pub struct Scope<X> {
     extra: X,
     /// Whether this guard opened the thread's scope, and closes it.
     opened: core::cell::Cell<bool>,
     _pinned: core::marker::PhantomPinned,
-}
-
-impl Scope {
-    /// A guard that holds nothing yet.
-    #[inline(always)]
-    pub const fn new() -> Scope {
-        Scope::with(())
-    }
 }
 
 impl<X: Default> Default for Scope<X> {
@@ -254,27 +245,6 @@ impl<X> Drop for Scope<X> {
     }
 }
 
-/// Runs `f` inside this thread's batch scope: opens the scope if none is
-/// open (and closes it when `f` returns or unwinds), or joins the one a
-/// caller opened. Returns what `f` returns.
-///
-/// While the scope is open, every allocation on this thread that the
-/// runtime has a size class for is served from the thread's runs (with
-/// [`Capture::All`], the default): the strings, vectors and boxes a
-/// deserializer or a parser makes, whoever wrote it. Each stays an
-/// ordinary allocation, freed one by one, on any thread. Where
-/// [`BatchAlloc`](crate::BatchAlloc) is not the global allocator, `f` runs
-/// as it would without the call.
-///
-/// Opening costs a thread-local read and write, joining a read; nothing is
-/// allocated.
-#[inline]
-pub fn scope<R>(f: impl FnOnce() -> R) -> R {
-    let guard = core::pin::pin!(Scope::new());
-    guard.as_ref().enter();
-    f()
-}
-
 /// A future whose every poll runs inside the batch scope of the thread that
 /// polls it: what `#[batch_alloc]` makes of an `async fn`'s body and of an
 /// `async` block. Not public API.
@@ -328,10 +298,9 @@ impl<F: Future, G: Default, E: FnMut(Pin<&G>)> Future for ScopedFuture<F, G, E> 
 
 /// Runs `f` with this thread's scope, if one is open, set aside: what `f`
 /// allocates goes to the inner allocator and is not counted as scoped. For
-/// the crate's own bookkeeping inside a user's loop (the per-site report);
-/// not public API.
-#[doc(hidden)]
-pub fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
+/// the crate's own bookkeeping inside a user's loop (the per-site report).
+#[cfg(feature = "report")]
+pub(crate) fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
     struct Restore(ScopeState);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -346,10 +315,9 @@ pub fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
 
 /// Whether entering a scope on this thread would join one rather than open
 /// one: a scope is open, or scopes cannot open here. What an annotated
-/// function tests before running its body with no guard; not public API.
-#[doc(hidden)]
+/// function tests before running its body.
 #[inline(always)]
-pub fn scope_would_join() -> bool {
+pub(crate) fn scope_would_join() -> bool {
     heap::scope_state().joins()
 }
 
@@ -376,11 +344,10 @@ fn slot_in_scope<T>() -> Option<NonNull<u8>> {
 
 /// `value` boxed in a slot of the open scope, or handed back if no scope is
 /// open, `T` is not batched or there is no memory: what [`box_in_scope`] does, for
-/// the per-site report. Not public API.
-#[doc(hidden)]
+/// the per-site report.
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn try_box_in_scope<T>(value: T) -> Result<Box<T>, T> {
+pub(crate) fn try_box_in_scope<T>(value: T) -> Result<Box<T>, T> {
     match slot_in_scope::<T>() {
         // SAFETY: as in `box_in_scope`.
         Some(slot) => Ok(unsafe { box_in_slot(slot, value) }),
@@ -389,9 +356,8 @@ pub fn try_box_in_scope<T>(value: T) -> Result<Box<T>, T> {
 }
 
 /// Whether the runtime serves `T` at all (a size class fits it): for the
-/// per-site report. Not public API.
-#[doc(hidden)]
-pub const fn batchable<T>() -> bool {
+/// per-site report.
+pub(crate) const fn batchable<T>() -> bool {
     class_of::<T>() != NO_CLASS
 }
 
@@ -431,12 +397,4 @@ fn plain_memory(layout: Layout) -> NonNull<u8> {
         Some(block) => block,
         None => std::alloc::handle_alloc_error(layout),
     }
-}
-
-/// Runs `f` when the process exits normally (`exit`, or `main` returning),
-/// after `main`: how the per-site report prints itself. False if it cannot
-/// be arranged. Not public API.
-#[doc(hidden)]
-pub fn at_exit(f: extern "C" fn()) -> bool {
-    crate::os::at_exit(f)
 }

@@ -8,6 +8,7 @@ use crate::region::{self, span_bytes};
 use crate::remote::slots_out;
 use crate::runs::unused_slots;
 use crate::sync::Ordering;
+#[cfg(feature = "report")]
 use crate::types::NO_HEAP;
 
 /// A snapshot of the runtime, for every thread together.
@@ -77,9 +78,9 @@ pub fn stats() -> Stats {
 
 /// Allocations this thread's batch scopes have served so far (what
 /// [`Stats::scoped_allocations`] counts, for this thread alone): for the
-/// per-site report. Not public API.
-#[doc(hidden)]
-pub fn scoped_allocations_on_this_thread() -> u64 {
+/// per-site report.
+#[cfg(feature = "report")]
+pub(crate) fn scoped_allocations_on_this_thread() -> u64 {
     let heap = heap::current();
     if heap == NO_HEAP {
         return 0;

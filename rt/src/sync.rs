@@ -57,7 +57,7 @@ pub(crate) struct SpinLock {
 
 impl SpinLock {
     /// A lock of rank `rank`, below 32 (the debug check keeps one bit per
-    /// rank in a `u32`; `locks.rs` uses 0 to 3).
+    /// rank in a `u32`; `locks.rs` uses 0 to 4).
     pub(crate) const fn new(rank: u8) -> SpinLock {
         SpinLock {
             locked: AtomicBool::new(false),

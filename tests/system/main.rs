@@ -13,8 +13,8 @@
 //!   parses, reads or deserializes what it says, its two versions agree, the
 //!   annotated one takes its boxes from batch-alloc, and its command line
 //!   and a small run go through.
-//! - Deserializing into boxes: the `batch_alloc::serde_boxes` helpers
-//!   (`serde_helpers`) and `#[batch_alloc]` on hand-written serde visitors
+//! - Deserializing into boxes: `#[serde(with = "batch_alloc::serde_scope")]`
+//!   (`serde_scope`) and `#[batch_alloc]` on hand-written serde visitors
 //!   (`serde_visitor`).
 //!
 //! Nearly every test counts slots and spans in the process-wide `stats()`
@@ -41,7 +41,7 @@ mod reliability_fragmentation;
 mod reliability_mix;
 mod reliability_panics;
 mod reliability_thread_churn;
-mod serde_helpers;
+mod serde_scope;
 mod serde_visitor;
 mod stats_thread_exit;
 

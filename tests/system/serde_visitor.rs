@@ -1,4 +1,4 @@
-//! The pattern `batch_alloc::serde_boxes` documents for hand-written visitors:
+//! The pattern docs/serde.md documents for hand-written visitors:
 //! `#[batch_alloc]` on `visit_seq` / `visit_map` (or on the whole `impl`)
 //! batches the method's `while let ... { v.push(Box::new(x)) }` with nothing
 //! else changed.

@@ -51,7 +51,29 @@ impl VisitMut for Body {
         self.visit_expr_mut(&mut closure.body);
     }
 
-    visit_only_run_time_code!();
+    // The walk goes only where code runs when the function runs. Not into
+    // nested items (a nested `fn` is not part of this function, and carries
+    // its own `#[batch_alloc]` if it wants one), macro invocations (their
+    // tokens mean whatever the macro makes of them: `vec![Box::new(x)]`
+    // keeps what the user wrote), `const` blocks or an array repeat's
+    // length (compile time, where no scope can run), generic arguments,
+    // types or patterns.
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+
+    fn visit_macro_mut(&mut self, _: &mut syn::Macro) {}
+
+    fn visit_expr_const_mut(&mut self, _: &mut syn::ExprConst) {}
+
+    fn visit_expr_repeat_mut(&mut self, repeat: &mut syn::ExprRepeat) {
+        self.visit_expr_mut(&mut repeat.expr);
+    }
+
+    fn visit_generic_argument_mut(&mut self, _: &mut syn::GenericArgument) {}
+
+    fn visit_type_mut(&mut self, _: &mut syn::Type) {}
+
+    fn visit_pat_mut(&mut self, _: &mut syn::Pat) {}
 }
 
 /// Input:  `async move { body }` (or `async { body }`), `body` already rewritten
@@ -61,10 +83,10 @@ impl VisitMut for Body {
 /// output, `Send` and `Unpin` exactly when the block is.
 fn scoped_async_block(future: ExprAsync) -> Expr {
     let span = Span::mixed_site();
-    let at = site("Future", future.async_token.span);
+    let site = site("Future", future.async_token.span);
     let scoped = private_path("scoped_future");
     Expr::Verbatim(quote_spanned! {span=>
-        #scoped(#at, #future)
+        #scoped(#site, #future)
     })
 }
 
@@ -72,6 +94,5 @@ fn scoped_async_block(future: ExprAsync) -> Expr {
 /// Output: `::batch_alloc::__private::box_in_scope_at(SITE, Box::new, value)`
 ///         (the path passed along: see [`call_hook`])
 fn boxed_call(call: ExprCall) -> Expr {
-    let at = site("Boxed", call.span());
-    call_hook("box_in_scope_at", [at], call)
+    call_hook("box_in_scope_at", [site("Boxed", call.span())], call)
 }

@@ -56,7 +56,7 @@ pub(crate) fn fits(sig: &Signature, attrs: &[Attribute]) -> bool {
 }
 
 /// Rewrites the function as above; `at` is its site.
-pub(crate) fn wrap(sig: &mut Signature, body: &mut Block, at: Expr) {
+pub(crate) fn wrap(sig: &mut Signature, body: &mut Block, site: Expr) {
     name_wildcards(sig);
     let mut takes = Vec::<TokenStream>::new();
     for input in sig.inputs.iter_mut() {
@@ -85,7 +85,7 @@ pub(crate) fn wrap(sig: &mut Signature, body: &mut Block, at: Expr) {
     let run_in_scope = private_path("run_in_scope");
     body.stmts = vec![Stmt::Expr(
         Expr::Verbatim(quote_spanned! {span=>
-            #run_in_scope(#at, #[inline(always)] move || -> #output {
+            #run_in_scope(#site, #[inline(always)] move || -> #output {
                 #(#takes)*
                 let __result #annotation = { #(#stmts)* };
                 #[allow(unreachable_code)]

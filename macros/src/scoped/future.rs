@@ -48,7 +48,7 @@ use syn::{Block, Expr, FnArg, Pat, PatIdent, ReturnType, Signature, Stmt};
 use crate::shared::private_path;
 
 /// Rewrites `sig`'s parameters and `body` as above.
-pub(crate) fn scoped_async_fn(sig: &mut Signature, body: &mut Block, at: Expr) {
+pub(crate) fn scoped_async_fn(sig: &mut Signature, body: &mut Block, site: Expr) {
     let span = Span::mixed_site();
     let mut moves = Vec::new();
     for (index, input) in sig.inputs.iter_mut().enumerate() {
@@ -101,7 +101,7 @@ pub(crate) fn scoped_async_fn(sig: &mut Signature, body: &mut Block, at: Expr) {
     let scoped = private_path("scoped_future");
     body.stmts = vec![Stmt::Expr(
         Expr::Verbatim(quote_spanned! {span=>
-            #scoped(#at, async move {
+            #scoped(#site, async move {
                 #(#moves)*
                 #fixed_return
                 let __result #annotation = { #(#stmts)* };

@@ -29,7 +29,7 @@
 //! instead:
 //!
 //! ```text
-//! let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::guard());
+//! let __scope = ::batch_alloc::__private::pin!(::batch_alloc::__private::Scope::new());
 //! ::batch_alloc::__private::enter(SITE, __scope.as_ref());
 //! ```
 //!
@@ -67,29 +67,33 @@ pub(crate) use recall::Owner;
 
 /// Rewrites one function: its body's `Box::new` calls and `async` blocks,
 /// then makes the function a scope. False, with the function as written,
-/// for a leaf (see [`leaf::is_leaf`]).
+/// for a leaf (see [`leaf::is_leaf`]); true also for a `const fn`, which
+/// cannot allocate and is left as it is without a word.
 pub(crate) fn rewrite_fn(
     sig: &mut Signature,
     attrs: &[Attribute],
     body: &mut Block,
     owner: &Owner,
 ) -> bool {
+    if sig.constness.is_some() {
+        return true;
+    }
     if sig.asyncness.is_none() && leaf::is_leaf(body) {
         return false;
     }
     body::rewrite(body);
-    let at = named_site("Function", &sig.ident.to_string(), sig.ident.span());
+    let site = named_site("Function", &sig.ident.to_string(), sig.ident.span());
     if sig.asyncness.is_some() {
-        future::scoped_async_fn(sig, body, at);
+        future::scoped_async_fn(sig, body, site);
     } else if let Some(call) = recall::call_to_itself(sig, attrs, body, owner) {
-        let first = calls_itself(sig, attrs, call, at);
+        let first = calls_itself(sig, attrs, call, site);
         body.stmts
             .insert(0, Stmt::Expr(Expr::Verbatim(first), None));
     } else if closure::fits(sig, attrs) {
-        closure::wrap(sig, body, at);
+        closure::wrap(sig, body, site);
     } else {
         body.stmts
-            .insert(0, Stmt::Expr(Expr::Verbatim(guard(at)), None));
+            .insert(0, Stmt::Expr(Expr::Verbatim(guard(site)), None));
     }
     true
 }
@@ -109,10 +113,10 @@ fn calls_itself(
     sig: &Signature,
     attrs: &[Attribute],
     recall::Recall { function, args }: recall::Recall,
-    at: Expr,
+    site: Expr,
 ) -> proc_macro2::TokenStream {
     let span = Span::mixed_site();
-    let site = syn::Ident::new("__site", span);
+    let site_name = syn::Ident::new("__site", span);
     let scope = syn::Ident::new("__scope", span);
     let must_open = private_path("must_open");
     let track_caller = attrs.iter().any(|a| a.path().is_ident("track_caller"));
@@ -120,10 +124,10 @@ fn calls_itself(
     let call = match (track_caller, unsafe_fn) {
         (false, false) => {
             let reenter = private_path("reenter");
-            quote_spanned!(span=> #reenter(#site, move || #function(#(#args),*)))
+            quote_spanned!(span=> #reenter(#site_name, move || #function(#(#args),*)))
         }
         _ => {
-            let guard = private_path("guard");
+            let scope_type = private_path("Scope");
             let pin = private_path("pin");
             let open_for_call = private_path("open_for_call");
             let call = match unsafe_fn {
@@ -132,8 +136,8 @@ fn calls_itself(
             };
             quote_spanned! {span=>
                 {
-                    let #scope = #pin!(#guard());
-                    #open_for_call(#site, #scope.as_ref());
+                    let #scope = #pin!(#scope_type::new());
+                    #open_for_call(#site_name, #scope.as_ref());
                     #call
                 }
             }
@@ -142,24 +146,24 @@ fn calls_itself(
     // One site, for the report, named twice.
     quote_spanned! {span=>
         {
-            let #site = #at;
-            if #must_open(#site) {
+            let #site_name = #site;
+            if #must_open(#site_name) {
                 return #call;
             }
         }
     }
 }
 
-/// `let __scope = pin!(guard()); enter(SITE, __scope.as_ref());`: declared
+/// `let __scope = pin!(Scope::new()); enter(SITE, __scope.as_ref());`: declared
 /// first, so that the guard drops last of the body's locals.
-fn guard(at: Expr) -> proc_macro2::TokenStream {
+fn guard(site: Expr) -> proc_macro2::TokenStream {
     let span = Span::mixed_site();
     let scope = syn::Ident::new("__scope", span);
     let enter = private_path("enter");
-    let guard = private_path("guard");
+    let scope_type = private_path("Scope");
     let pin = private_path("pin");
     quote_spanned! {span=>
-        let #scope = #pin!(#guard());
-        #enter(#at, #scope.as_ref());
+        let #scope = #pin!(#scope_type::new());
+        #enter(#site, #scope.as_ref());
     }
 }

@@ -11,7 +11,7 @@
 //! each with or without one type argument on `Box`. Anything else (`<Box<T>>::new`,
 //! an alias such as `use std::boxed::Box as B`, `Box::new` passed as a value)
 //! is left alone. Whether the path really names the standard `Box` is checked
-//! by the compiler: see `box_in_scope_at` and `box_from_batch_at` in the facade's `__private`.
+//! by the compiler: see `box_in_scope_at` in the runtime's `expansion.rs`.
 
 use syn::punctuated::Punctuated;
 use syn::{Expr, ExprCall, ExprPath, GenericArgument, Path, PathArguments, PathSegment};

@@ -30,20 +30,20 @@ use syn::{Expr, Path, PathSegment};
 /// `report` feature it counts what happened there; without it, it is empty,
 /// and the functions it is passed to ignore it, so it compiles to nothing.
 /// The location macros carry the user's span, so they name the user's line.
-pub(crate) fn site(kind: &str, at: Span) -> Expr {
-    named_site(kind, "", at)
+pub(crate) fn site(kind: &str, place: Span) -> Expr {
+    named_site(kind, "", place)
 }
 
 /// [`site`], for a site that has a name: the function whose body it is.
-pub(crate) fn named_site(kind: &str, function: &str, at: Span) -> Expr {
+pub(crate) fn named_site(kind: &str, function: &str, place: Span) -> Expr {
     let span = Span::mixed_site();
     let name = Ident::new("__SITE", span);
     let site = private_path("Site");
     let kinds = private_path("SiteKind");
     let kind = Ident::new(kind, span);
-    let file = quote_spanned!(at=> ::core::file!());
-    let line = quote_spanned!(at=> ::core::line!());
-    let column = quote_spanned!(at=> ::core::column!());
+    let file = quote_spanned!(place=> ::core::file!());
+    let line = quote_spanned!(place=> ::core::line!());
+    let column = quote_spanned!(place=> ::core::column!());
     Expr::Verbatim(quote_spanned! {span=>
         {
             static #name: #site = #site::new(#kinds::#kind, #function, #file, #line, #column);

@@ -398,7 +398,7 @@ fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
                     _ => Poll::Pending,
                 }
             });
-            let mut future = pin!(ScopedFuture::new(inner, Scope::<()>::enter));
+            let mut future = pin!(ScopedFuture::new(inner, Scope::enter));
             let mut cx = Context::from_waker(Waker::noop());
             assert_eq!(future.as_mut().poll(&mut cx), Poll::Pending);
             assert_closed();

@@ -5,20 +5,20 @@
 #![deny(warnings)]
 
 use batch_alloc::*;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 struct Point {
     x: i32,
     y: i32,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 struct Path {
-    #[serde(deserialize_with = "batch_alloc::serde_boxes::vec_box")]
+    #[serde(with = "batch_alloc::serde_scope")]
     points: Vec<Box<Point>>,
 }
 
@@ -37,5 +37,5 @@ fn main() {
             .unwrap();
     let sums = sum(&path.points);
     assert_eq!(sums.iter().map(|s| **s).collect::<Vec<_>>(), [3, 7, 11]);
-    assert!(stats().batched_boxes > 0);
+    assert!(stats().scoped_allocations >= 3);
 }

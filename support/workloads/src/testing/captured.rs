@@ -13,7 +13,7 @@ use super::{filled_classes, pattern, slice_range, Filled, Patterned};
 /// The guard `#[batch_alloc]` declares outside each loop: the first
 /// `enter()` opens this thread's scope (or joins the one open), its drop
 /// closes what it opened.
-pub use batch_alloc::__private::RawScope as Scope;
+pub use batch_alloc::__private::Scope;
 
 /// Bytes of a captured byte buffer, and of a captured string: fixed, so
 /// that each kind of object takes slots of one class and the bounds can

@@ -26,7 +26,7 @@ pub enum SiteKind {
     /// The body of an annotated `async fn`, or an `async` block in an
     /// annotated function: a scope for each poll.
     Future,
-    /// A call of [`scope`](crate::scope).
+    /// A call of [`scope`](crate::scope()).
     Scope,
     /// A `Box::new` of a scoped function.
     Boxed,
@@ -107,14 +107,15 @@ mod off {
 
 #[cfg(feature = "report")]
 mod on {
-    use std::collections::HashMap;
+    use core::cell::UnsafeCell;
     use std::fmt::Write;
     use std::io::Write as _;
     use std::panic::Location;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-    use std::sync::Mutex;
 
     use super::{Outcome, SiteKind};
+    use crate::locks::{self, REPORT};
+    use crate::scope::outside_scope;
 
     const OUTCOMES: usize = 5;
 
@@ -181,47 +182,80 @@ mod on {
             if !AT_EXIT.swap(true, Relaxed) {
                 // False if the C library refused: then `report()` still gives
                 // the table, and only the print at exit is lost.
-                let _registered = batch_alloc_rt::__private::at_exit(print_at_exit);
+                let _registered = crate::os::at_exit(print_at_exit);
             }
             // The list's growth is the report's own allocation, not the
             // scope's.
-            batch_alloc_rt::__private::outside_scope(|| lock(&SITES).push(self));
+            with_lists(|lists| lists.counted.push(self));
         }
     }
 
-    /// Every site that has counted something.
-    static SITES: Mutex<Vec<&'static Site>> = Mutex::new(Vec::new());
-
-    fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-        mutex
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// The report's lists: every site that has counted something, and the
+    /// sites of `scope()` calls, made at their first call.
+    struct Lists {
+        counted: Vec<&'static Site>,
+        scope_calls: Vec<&'static Site>,
     }
 
-    /// The site of the `scope()` call at `location`, made at its first call.
-    pub(crate) fn site_at(location: &'static Location<'static>) -> &'static Site {
-        type Key = (&'static str, u32, u32);
-        static BY_PLACE: Mutex<Option<HashMap<Key, &'static Site>>> = Mutex::new(None);
-        let key = (location.file(), location.line(), location.column());
-        batch_alloc_rt::__private::outside_scope(|| {
-            *lock(&BY_PLACE)
-                .get_or_insert_with(HashMap::new)
-                .entry(key)
-                .or_insert_with(|| {
-                    Box::leak(Box::new(Site::new(
-                        SiteKind::Scope,
-                        "",
-                        key.0,
-                        key.1,
-                        key.2,
-                    )))
-                })
+    struct Shared(UnsafeCell<Lists>);
+
+    // SAFETY: the lists are read and written only under `locks::REPORT`.
+    unsafe impl Sync for Shared {}
+
+    static LISTS: Shared = Shared(UnsafeCell::new(Lists {
+        counted: Vec::new(),
+        scope_calls: Vec::new(),
+    }));
+
+    /// Runs `f` on the report's lists, under their lock, outside any scope
+    /// (their growth is the report's own allocation, not the scope's). The
+    /// lock is one of the runtime's, so a fork waits for it and the child
+    /// starts with it free: the first use registers the fork handlers,
+    /// which a program without `BatchAlloc` has not. Should the C library
+    /// refuse them, the lists stay as they are (`f` gets a copy of
+    /// nothing), rather than risk a child waiting on the lock for good.
+    fn with_lists<R: Default>(f: impl FnOnce(&mut Lists) -> R) -> R {
+        if !locks::register_fork_handlers() {
+            return R::default();
+        }
+        outside_scope(|| {
+            REPORT.lock();
+            // SAFETY: the lock is held, so no other reference to the lists
+            // is live; `f` only pushes and reads (a failed allocation aborts
+            // rather than unwind with the lock held).
+            let result = f(unsafe { &mut *LISTS.0.get() });
+            REPORT.unlock();
+            result
         })
+    }
+
+    /// The site of the `scope()` call at `location`, made at its first call
+    /// (a leaked `Site`; few places call `scope()`, so the search is a
+    /// walk).
+    pub(crate) fn site_at(location: &'static Location<'static>) -> &'static Site {
+        static UNCOUNTED: Site = Site::new(SiteKind::Scope, "", "", 0, 0);
+        let key = (location.file(), location.line(), location.column());
+        let found = with_lists(|lists| {
+            let at = |site: &&'static Site| (site.file, site.line, site.column) == key;
+            if let Some(site) = lists.scope_calls.iter().copied().find(at) {
+                return Some(site);
+            }
+            let site: &'static Site = Box::leak(Box::new(Site::new(
+                SiteKind::Scope,
+                "",
+                key.0,
+                key.1,
+                key.2,
+            )));
+            lists.scope_calls.push(site);
+            Some(site)
+        });
+        found.unwrap_or(&UNCOUNTED)
     }
 
     std::thread_local! {
         /// A function is calling itself inside the scope it just opened
-        /// (see `__private::open_for_call`): that call is not counted as
+        /// (see `expansion::reenter`): that call is not counted as
         /// joining the scope.
         static REENTRY: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
     }
@@ -238,11 +272,11 @@ mod on {
 
     /// Allocations this thread's scopes have served so far.
     pub(crate) fn served_on_this_thread() -> u64 {
-        batch_alloc_rt::__private::scoped_allocations_on_this_thread()
+        crate::stats::scoped_allocations_on_this_thread()
     }
 
     extern "C" fn print_at_exit() {
-        if batch_alloc_rt::__private::settings().report_at_exit {
+        if crate::settings::settings().report_at_exit {
             // Not `eprint!`, which panics when stderr fails (a closed pipe),
             // and a panic out of this `extern "C"` handler would abort the
             // exit: a report that cannot be written is dropped.
@@ -251,7 +285,7 @@ mod on {
     }
 
     pub(super) fn table() -> String {
-        let mut sites: Vec<&Site> = lock(&SITES).clone();
+        let mut sites: Vec<&Site> = with_lists(|lists| lists.counted.clone());
         sites.sort_by_key(|site| (site.file, site.line, site.column));
         let mut out = format!(
             "batch-alloc report: {} sites ran\n{:<48} {:<9} {:>12}  what happened\n",
