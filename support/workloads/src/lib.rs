@@ -1,6 +1,6 @@
 //! The programs batch-alloc's examples run, its tests check and its benches
 //! measure, and the helpers its tests share: written once, and reached by
-//! `use` rather than included by `#[path]`.
+//! `use` rather than included file by file into each binary.
 //!
 //! Each program writes its code once and out twice: as written (`plain`)
 //! and under `#[batch_alloc]` (`batched`). Nothing here installs a global
