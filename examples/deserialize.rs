@@ -10,7 +10,7 @@
 //!
 //! It generates a customer export (nested objects, arrays, optional
 //! fields; 30,000 records by default, about 33 MB) and deserializes it
-//! through the visitors of `visitors.rs` (below), once as written and
+//! through the visitors of `visitors.rs` (see the files below), once as written and
 //! once with `#[batch_alloc]` on their `visit_seq` and `visit_map` methods,
 //! into types that hold `Vec<Box<Record>>` and boxed children. It does so
 //! under glibc, in this process (`BatchAlloc<System>`, below), and under

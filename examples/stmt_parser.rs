@@ -11,7 +11,8 @@
 //! functions with `local`s, assignments, calls, `if`/`elseif`/`else`,
 //! `while` and `for` loops, `return`s, table constructors, strings with
 //! escapes, numbers, operators of eight precedence levels; see `lang/`
-//! below for the grammar and `generate.rs` for the shape), then runs a front end over it in four phases: `lex` makes a
+//! for the grammar and `generate.rs` for the shape, both listed below),
+//! then runs a front end over it in four phases: `lex` makes a
 //! `Vec<Token>` with every name and string in a `Box<str>` of its own;
 //! `parse` builds the tree by recursive descent, with precedence climbing
 //! for expressions, into `Vec<Stmt>` blocks, `Box<Expr>` nodes, argument

@@ -10,9 +10,9 @@
 //! the batch version's bound: freed slots are reused and empty spans
 //! recycled, however many objects go through the scopes.
 //!
-//! `cargo test --test reliability_capture_churn` runs 1,000,000 fields;
+//! `cargo test --test system -- reliability_capture_churn` runs 1,000,000 fields;
 //! 10,000,000 are the ignored test, for release builds:
-//! `cargo test --release --test reliability_capture_churn -- --ignored --nocapture`.
+//! `cargo test --release --test system -- reliability_capture_churn --ignored --nocapture`.
 
 // Linux only: reads resident memory from /proc/self/status.
 #![cfg(target_os = "linux")]

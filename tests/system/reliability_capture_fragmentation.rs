@@ -10,9 +10,9 @@
 //! twice the live bytes plus, per class, the spans one round covers and one
 //! more; exactly one live slot per kept object.
 //!
-//! `cargo test --test reliability_capture_fragmentation` runs 5,000
+//! `cargo test --test system -- reliability_capture_fragmentation` runs 5,000
 //! rounds; 100,000 rounds are the ignored test, for release builds:
-//! `cargo test --release --test reliability_capture_fragmentation -- --ignored --nocapture`.
+//! `cargo test --release --test system -- reliability_capture_fragmentation --ignored --nocapture`.
 
 use std::thread;
 

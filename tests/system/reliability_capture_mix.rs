@@ -13,7 +13,7 @@
 //! span is back.
 //!
 //! Runs for `RELIABILITY_SECS` seconds (3 by default); for a long run:
-//! `RELIABILITY_SECS=60 cargo test --release --test reliability_capture_mix -- --nocapture`.
+//! `RELIABILITY_SECS=60 cargo test --release --test system -- reliability_capture_mix --nocapture`.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};

@@ -7,9 +7,9 @@
 //! memory (`VmRSS`) must stop growing: freed slots are reused and empty
 //! spans recycled, however many boxes go through.
 //!
-//! `cargo test --test reliability_churn` runs 1,000,000 boxes; the issue's
+//! `cargo test --test system -- reliability_churn` runs 1,000,000 boxes; the issue's
 //! 10,000,000 are the ignored test, for release builds:
-//! `cargo test --release --test reliability_churn -- --ignored --nocapture`.
+//! `cargo test --release --test system -- reliability_churn --ignored --nocapture`.
 
 // Linux only: reads resident memory from /proc/self/status.
 #![cfg(target_os = "linux")]

@@ -7,9 +7,9 @@
 //! few rounds: span memory within twice the live bytes plus a constant, and
 //! exactly one live slot per kept box.
 //!
-//! `cargo test --test reliability_fragmentation` runs 5,000 rounds; the
+//! `cargo test --test system -- reliability_fragmentation` runs 5,000 rounds; the
 //! issue's 100,000 rounds are the ignored test, for release builds:
-//! `cargo test --release --test reliability_fragmentation -- --ignored --nocapture`.
+//! `cargo test --release --test system -- reliability_fragmentation --ignored --nocapture`.
 
 // Vectors of boxes are what batched loops make.
 #![allow(clippy::vec_box)]

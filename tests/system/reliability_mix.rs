@@ -8,7 +8,7 @@
 //! made is freed exactly once, and at the end every slot and span is back.
 //!
 //! Runs for `RELIABILITY_SECS` seconds (3 by default); for a long run:
-//! `RELIABILITY_SECS=60 cargo test --release --test reliability_mix -- --nocapture`.
+//! `RELIABILITY_SECS=60 cargo test --release --test system -- reliability_mix --nocapture`.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
