@@ -81,7 +81,7 @@ pub enum Invocation {
     },
     /// Internal: read `path`, parse it once as `workload` with `variant`,
     /// then parse and drop it each time standard input says `run`, and
-    /// answer each with the times (see [`serve`]).
+    /// answer each with the times (see `builds::serve`).
     Serve {
         workload: Workload,
         variant: Variant,
@@ -599,7 +599,7 @@ pub fn main(allocator: Allocator) -> ExitCode {
 
 /// Runs the comparison `options` ask for and prints the table: the two
 /// versions in this process, and those of the other builds
-/// ([`Allocator::setups`]) found beside this program, each in a child
+/// (`Allocator::setups`) found beside this program, each in a child
 /// process (a build that is missing is left out, with a note).
 pub fn run(allocator: Allocator, options: &Options) -> Result<(), String> {
     let started = Instant::now();

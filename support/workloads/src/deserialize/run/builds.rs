@@ -138,7 +138,7 @@ impl Setup {
 }
 
 /// A version running in another build of this program (`--serve-child`,
-/// [`serve`]): it reads the input and parses it once, then parses and
+/// `serve` below): it reads the input and parses it once, then parses and
 /// drops it each time it is asked, timing itself with its own [`Clock`].
 /// Dropping it closes its input, which ends it.
 pub struct Child {

@@ -395,7 +395,7 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// What [`plain::check`] saw in a tree. Equal trees give equal summaries.
+/// What [`plain::check`](super::plain::check) saw in a tree. Equal trees give equal summaries.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
     /// Statements of each kind of [`STMT_KINDS`].
