@@ -1,6 +1,5 @@
 //! Plain allocations under `System`: the baseline for `passthrough_wrapped`.
 
-#[path = "common/passthrough.rs"]
 mod passthrough;
 
 #[global_allocator]

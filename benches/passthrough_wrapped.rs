@@ -1,7 +1,6 @@
 //! Plain allocations under `BatchAlloc<System>`: what the wrapper costs for
 //! everything it does not batch. Compare with `passthrough_system`.
 
-#[path = "common/passthrough.rs"]
 mod passthrough;
 
 #[global_allocator]

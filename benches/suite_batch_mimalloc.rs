@@ -2,9 +2,9 @@
 //! loops on mimalloc. See `benches/suite/mod.rs`; run the whole suite with
 //! `benches/suite/run.sh`.
 
-#[path = "suite/mod.rs"]
 mod suite;
 
+// A module of the mimalloc binaries alone, kept beside the suite.
 #[path = "suite/mimalloc_version.rs"]
 mod mimalloc_version;
 

@@ -2,9 +2,9 @@
 //! and jemalloc's own batch API. See `benches/suite/mod.rs`; run the whole
 //! suite with `benches/suite/run.sh`.
 
-#[path = "suite/mod.rs"]
 mod suite;
 
+// A module of this binary alone, kept beside the suite it extends.
 #[path = "suite/jemalloc_batch.rs"]
 mod jemalloc_batch;
 

@@ -2,7 +2,6 @@
 //! the `Vec` limit and the arenas. See `benches/suite/mod.rs`; run the whole
 //! suite with `benches/suite/run.sh`.
 
-#[path = "suite/mod.rs"]
 mod suite;
 
 #[global_allocator]

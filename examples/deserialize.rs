@@ -10,7 +10,7 @@
 //!
 //! It generates a customer export (nested objects, arrays, optional
 //! fields; 30,000 records by default, about 33 MB) and deserializes it
-//! through the visitors of `deserialize/visitors.rs`, once as written and
+//! through the visitors of `visitors.rs` (see the files below), once as written and
 //! once with `#[batch_alloc]` on their `visit_seq` and `visit_map` methods,
 //! into types that hold `Vec<Box<Record>>` and boxed children. It does so
 //! under glibc, in this process (`BatchAlloc<System>`, below), and under
@@ -30,28 +30,20 @@
 //! allocator; `--allocator mimalloc` makes `examples/deserialize_mimalloc.rs`
 //! the main process and compares its versions with plain mimalloc.
 //!
-//! Files: `deserialize/demo.rs` (the modules below, the same in each
-//! build), `deserialize/model.rs` (the types), `deserialize/visitors.rs`
-//! (the code under test), `deserialize/generate.rs` (the input),
-//! `deserialize/run.rs` (options, timing, memory, the table),
-//! `deserialize/builds.rs` (the builds with other allocators, as child
-//! processes), `shared/timing.rs` and `shared/versions.rs` (the clock, the
-//! runs in rotation and the table, shared by the examples).
+//! The program is `workloads::deserialize`, which the tests and benches
+//! run too. Its files, in `support/workloads/src/deserialize/`: `model.rs`
+//! (the types), `visitors.rs` (the code under test), `generate.rs` (the
+//! input), `run.rs` (options, timing, memory, the table) and
+//! `run/builds.rs` (the builds with other allocators, as child processes).
 
 #![forbid(unsafe_code)]
-// The types box what they hold, which is the point of the example.
-#![allow(clippy::vec_box)]
 
 use batch_alloc::BatchAlloc;
+use workloads::deserialize::run::{self, Allocator};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-// The modules, the same in every build.
-#[path = "deserialize/demo.rs"]
-mod demo;
-pub use demo::*;
-
 fn main() -> std::process::ExitCode {
-    run::main(run::Allocator::System)
+    run::main(Allocator::System)
 }

@@ -10,19 +10,14 @@
 //! ```
 
 #![forbid(unsafe_code)]
-#![allow(clippy::vec_box)]
 
 use batch_alloc::BatchAlloc;
 use mimalloc::MiMalloc;
+use workloads::deserialize::run::{self, Allocator};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc<MiMalloc> = BatchAlloc::new(MiMalloc);
 
-// The modules, the same in every build.
-#[path = "deserialize/demo.rs"]
-mod demo;
-pub use demo::*;
-
 fn main() -> std::process::ExitCode {
-    run::main(run::Allocator::Mimalloc)
+    run::main(Allocator::Mimalloc)
 }

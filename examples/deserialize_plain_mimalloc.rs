@@ -10,18 +10,13 @@
 //! ```
 
 #![forbid(unsafe_code)]
-#![allow(clippy::vec_box)]
 
 use mimalloc::MiMalloc;
+use workloads::deserialize::run::{self, Allocator};
 
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
 
-// The modules, the same in every build.
-#[path = "deserialize/demo.rs"]
-mod demo;
-pub use demo::*;
-
 fn main() -> std::process::ExitCode {
-    run::main(run::Allocator::PlainMimalloc)
+    run::main(Allocator::PlainMimalloc)
 }

@@ -8,8 +8,9 @@
 //!
 //! It generates a program of `let` lines, such as
 //! `let x7 = 3 * x2 - (x5 + 41) ^ 2 + 8;`, parses it into trees of boxed
-//! nodes, evaluates every line and drops the trees: once through the parser as written (`mod plain`), once
-//! through the same parser under the attribute (`mod batched`). It checks
+//! nodes, evaluates every line and drops the trees: once through the
+//! parser as written (`plain`), once through the same parser under the
+//! attribute (`batched`). It checks
 //! that both give equal trees and equal values, and prints the time of
 //! each phase, the boxes made and how many of them batches served.
 //!
@@ -19,189 +20,22 @@
 //! Arithmetic wraps on overflow; `x / 0`, `x % 0` and a negative exponent
 //! give 0, so every program has a value.
 //!
-//! Files: `expr_parser/lang.rs` (the tree, the parser written out both
-//! ways, the generated input; what a harness includes), `shared/`
-//! (options, timing, the alternating runs).
+//! The program is `workloads::expr_parser` (`support/workloads/src/
+//! expr_parser/`: `lang.rs` holds the tree, the parser written out both
+//! ways and the generated input), which the tests and benches run too.
 
 #![forbid(unsafe_code)]
-// The program boxes its lines, which is the point of the example.
-#![allow(clippy::vec_box)]
 
-use std::process::ExitCode;
-
-use batch_alloc::{is_active, BatchAlloc};
+use batch_alloc::BatchAlloc;
+use workloads::{cli, expr_parser};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
 
-#[path = "shared/cli.rs"]
-mod cli;
-#[path = "shared/timing.rs"]
-pub mod timing;
-#[path = "shared/versions.rs"]
-pub mod versions;
-
-#[path = "expr_parser/lang.rs"]
-mod lang;
-
-pub use lang::*;
-
-use cli::Args;
-use timing::{share, thousands, Clock};
-pub use versions::Variant;
-use versions::{Run, Version};
-
-pub fn parse(variant: Variant, source: &str) -> Result<Program, ParseError> {
-    match variant {
-        Variant::Plain => plain::parse(source),
-        Variant::Batched => batched::parse(source),
-    }
-}
-
-/// Both versions on one program; times: parse, evaluate, drop.
-#[derive(Debug)]
-pub struct Comparison {
-    pub plain: Version<3>,
-    pub batched: Version<3>,
-    /// The wrapping sum of every line's value.
-    pub checksum: i64,
-}
-
-/// Parses, evaluates and drops `source` with both versions: once keeping
-/// both trees to check that they are equal, then `reps` timed runs each,
-/// alternating which goes first. Every run must give the same values.
-pub fn compare(
-    source: &str,
-    reps: usize,
-    clock: &Clock,
-    mut progress: impl FnMut(&str),
-) -> Result<Comparison, String> {
-    let plain = parse(Variant::Plain, source).map_err(|e| e.to_string())?;
-    let batched = parse(Variant::Batched, source).map_err(|e| e.to_string())?;
-    if plain != batched {
-        return Err("the two parsers gave different trees".to_string());
-    }
-    let values = plain.eval();
-    drop((plain, batched));
-    progress("checked: both parsers give equal trees");
-
-    let run = |variant| {
-        let (program, parse_time) = clock.time(|| parse(variant, source));
-        let program = program.map_err(|e| e.to_string())?;
-        let (got, eval_time) = clock.time(|| program.eval());
-        if got != values {
-            return Err("a run gave different values".to_string());
-        }
-        let boxes = program.boxes();
-        let ((), drop_time) = clock.time(|| drop(program));
-        Ok(Run {
-            times: [parse_time, eval_time, drop_time],
-            boxes,
-        })
-    };
-    let [plain, batched] = versions::alternate(reps, run, progress)?;
-    Ok(Comparison {
-        plain,
-        batched,
-        checksum: values.iter().fold(0, |a: i64, v| a.wrapping_add(*v)),
-    })
-}
-
-pub fn table(c: &Comparison) -> String {
-    let mut rows = Vec::new();
-    for (name, phase) in [("plain", &c.plain), ("#[batch_alloc]", &c.batched)] {
-        let mut row = vec![name.to_string()];
-        row.extend(phase.times.medians());
-        row.push(thousands(phase.boxes));
-        row.push(share(phase.from_batches, phase.boxes));
-        rows.push(row);
-    }
-    let mut row = vec!["speedup".to_string()];
-    row.extend(c.plain.times.speedups(&c.batched.times));
-    rows.push(row);
-    timing::table(
-        &[
-            "",
-            "parse",
-            "eval",
-            "drop",
-            "total",
-            "boxes",
-            "from batches",
-        ],
-        &rows,
+fn main() -> std::process::ExitCode {
+    cli::main(
+        expr_parser::USAGE,
+        expr_parser::parse_args,
+        expr_parser::run,
     )
-}
-
-pub const USAGE: &str = "\
-usage: cargo run --release --example expr_parser -- [--lines N] [--reps N]
-
-Parses a generated program into Box<Expr> trees, evaluates and drops it,
-through the same precedence-climbing parser with and without
-#[batch_alloc], and prints the time of each phase for both.
-
-  --lines N   lines in the program (default 20000; about 470 bytes and
-              140 boxes each)
-  --reps N    timed runs of each version (default 7)";
-
-pub const DEFAULT_LINES: u64 = 20_000;
-pub const DEFAULT_REPS: usize = 7;
-
-#[derive(Debug, PartialEq)]
-pub struct Options {
-    pub lines: u64,
-    pub reps: usize,
-}
-
-/// Reads the command line (without the program name); `None` for `--help`.
-pub fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
-    let mut options = Options {
-        lines: DEFAULT_LINES,
-        reps: DEFAULT_REPS,
-    };
-    let mut args = Args::new(args);
-    while let Some(name) = args.next_option() {
-        match name {
-            "-h" | "--help" => return Ok(None),
-            "--lines" => options.lines = args.count("a number")?,
-            "--reps" => options.reps = args.count("a number")? as usize,
-            other => return Err(format!("unknown argument `{other}`")),
-        }
-    }
-    Ok(Some(options))
-}
-
-/// Generates the program, runs the comparison and prints the table.
-pub fn run(options: &Options) -> Result<(), String> {
-    eprintln!("generating {} lines ...", thousands(options.lines));
-    let source = generate::program(options.lines);
-    let clock = Clock::start();
-    let c = compare(&source, options.reps, &clock, |l| eprintln!("  {l}"))?;
-    println!();
-    println!(
-        "batch-alloc: parsing {} generated lines ({:.1} MB) into Box<Expr> trees,",
-        thousands(options.lines),
-        source.len() as f64 / 1e6
-    );
-    println!("evaluating and dropping them, through the same precedence-climbing");
-    println!("parser without and with #[batch_alloc] (trees and values equal;");
-    println!(
-        "checksum {}). Batching {}.",
-        c.checksum,
-        if is_active() { "active" } else { "NOT active" }
-    );
-    println!();
-    print!("{}", table(&c));
-    println!();
-    println!(
-        "times: median of {} each, the versions alternating; {}.",
-        timing::runs(options.reps),
-        clock.describe()
-    );
-    println!("speedup: median of the per-run ratios (each run times both versions).");
-    Ok(())
-}
-
-fn main() -> ExitCode {
-    cli::main(USAGE, parse_args, run)
 }

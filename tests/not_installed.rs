@@ -5,49 +5,39 @@
 //! misspelled `BATCH_ALLOC_*` name, gets one line naming what is accepted.
 //!
 //! This binary installs no global allocator, so it is a test binary of its
-//! own. Each case runs in a child
-//! process (this test binary again, running one test), so that it sees the
-//! environment and the once-per-process warnings afresh, and its stderr is
-//! read whole.
+//! own. Each case runs in a child process (this test binary again, running
+//! one test: `workloads::in_child!`), so that it sees the environment and
+//! the once-per-process warnings afresh, and its output is read whole.
 
 #![allow(clippy::vec_box)]
 
 use std::process::Command;
 
 use batch_alloc::{batch_alloc, capture, is_active, stats, Capture};
-
-const CHILD: &str = "NOT_INSTALLED_TEST_CHILD";
+use workloads::in_child;
 
 #[batch_alloc]
 fn boxed(n: u64) -> Vec<Box<u64>> {
     (0..n).map(|i| Box::new(i)).collect()
 }
 
-/// Runs `case` in a child process with `env`; returns its stderr.
-fn child(case: &str, env: &[(&str, &str)]) -> String {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--exact", case, "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env_remove("BATCH_ALLOC_WARNINGS")
-        .env_remove("BATCH_ALLOC_CAPTURE")
-        .env_remove("BATCH_ALLOC_REPORT");
-    for (name, value) in env {
-        command.env(name, value);
+/// A child's command: without the settings this process may have, and
+/// with `env`.
+fn with_env<'a>(env: &'a [(&str, &str)]) -> impl FnOnce(&mut Command) + 'a {
+    move |command| {
+        for name in [
+            "BATCH_ALLOC_WARNINGS",
+            "BATCH_ALLOC_CAPTURE",
+            "BATCH_ALLOC_REPORT",
+        ] {
+            command.env_remove(name);
+        }
+        command.envs(env.iter().copied());
     }
-    let output = command.output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "{case} failed:\n{stderr}");
-    stderr
 }
 
-fn in_child() -> bool {
-    std::env::var_os(CHILD).is_some()
-}
-
-/// In the child: runs annotated code twice; nothing is served.
-#[test]
-fn annotated_code_runs_as_written() {
+/// Runs annotated code twice; nothing is served.
+fn run_annotated_code() {
     let before = stats();
     let boxes = boxed(10);
     let again = boxed(3);
@@ -57,11 +47,21 @@ fn annotated_code_runs_as_written() {
 }
 
 #[test]
+fn annotated_code_runs_as_written() {
+    run_annotated_code();
+}
+
+#[test]
 fn a_debug_build_says_once_that_batch_alloc_is_not_installed() {
-    if in_child() {
-        return;
-    }
-    let stderr = child("annotated_code_runs_as_written", &[]);
+    let [stderr, silenced] = [&[][..], &[("BATCH_ALLOC_WARNINGS", "off")]].map(|env| {
+        let child = in_child!(
+            a_debug_build_says_once_that_batch_alloc_is_not_installed,
+            with_env(env),
+            run_annotated_code
+        );
+        assert!(child.status.success(), "{child}");
+        child.output
+    });
     let warnings: Vec<&str> = stderr
         .lines()
         .filter(|line| line.starts_with("batch-alloc:"))
@@ -75,16 +75,12 @@ fn a_debug_build_says_once_that_batch_alloc_is_not_installed() {
     } else {
         assert!(warnings.is_empty(), "{stderr}");
     }
-    let silenced = child(
-        "annotated_code_runs_as_written",
-        &[("BATCH_ALLOC_WARNINGS", "off")],
-    );
     assert!(!silenced.contains("batch-alloc:"), "{silenced}");
 }
 
-/// In the child: reads the capture setting, which reads the environment.
-#[test]
-fn capture_from_the_environment() {
+/// Reads the capture setting, which reads the environment, and checks it
+/// against `EXPECTED_CAPTURE`.
+fn capture_is_as_expected() {
     let expected = match std::env::var("EXPECTED_CAPTURE").as_deref() {
         Ok("boxes") => Capture::Boxes,
         _ => Capture::All,
@@ -93,43 +89,44 @@ fn capture_from_the_environment() {
 }
 
 #[test]
+fn capture_from_the_environment() {
+    capture_is_as_expected();
+}
+
+#[test]
 fn the_environment_is_read_in_any_case_and_mistakes_are_named() {
-    if in_child() {
-        return;
-    }
-    let case = "capture_from_the_environment";
-    let stderr = child(
-        case,
+    let cases: [&[(&str, &str)]; 3] = [
         &[
             ("BATCH_ALLOC_CAPTURE", "Boxes "),
             ("EXPECTED_CAPTURE", "boxes"),
         ],
-    );
-    assert!(!stderr.contains("batch-alloc:"), "{stderr}");
-
-    let stderr = child(
-        case,
         &[("BATCH_ALLOC_CAPTURE", "1"), ("EXPECTED_CAPTURE", "all")],
-    );
-    assert!(
-        stderr.contains("BATCH_ALLOC_CAPTURE=\"1\" is not understood")
-            && stderr.contains("`all` or `boxes`"),
-        "{stderr}"
-    );
-
-    let stderr = child(
-        case,
         &[
             ("BATCH_ALLOC_CAPTUER", "boxes"),
             ("BATCH_ALLOC_REPORT", "false"),
             ("EXPECTED_CAPTURE", "all"),
         ],
+    ];
+    let [understood, not_understood, misspelled] = cases.map(|env| {
+        let child = in_child!(
+            the_environment_is_read_in_any_case_and_mistakes_are_named,
+            with_env(env),
+            capture_is_as_expected
+        );
+        assert!(child.status.success(), "{child}");
+        child.output
+    });
+    assert!(!understood.contains("batch-alloc:"), "{understood}");
+    assert!(
+        not_understood.contains("BATCH_ALLOC_CAPTURE=\"1\" is not understood")
+            && not_understood.contains("`all` or `boxes`"),
+        "{not_understood}"
     );
-    let lines: Vec<&str> = stderr
+    let lines: Vec<&str> = misspelled
         .lines()
         .filter(|line| line.starts_with("batch-alloc:"))
         .collect();
-    assert_eq!(lines.len(), 1, "{stderr}");
-    assert!(lines[0].contains("BATCH_ALLOC_CAPTUER"), "{stderr}");
-    assert!(lines[0].contains("BATCH_ALLOC_CAPTURE"), "{stderr}");
+    assert_eq!(lines.len(), 1, "{misspelled}");
+    assert!(lines[0].contains("BATCH_ALLOC_CAPTUER"), "{misspelled}");
+    assert!(lines[0].contains("BATCH_ALLOC_CAPTURE"), "{misspelled}");
 }

@@ -12,17 +12,12 @@
 //! serve), the process fails exactly as
 //! `Box::new` does: `handle_alloc_error` prints "memory allocation of N
 //! bytes failed" and aborts. Those cases run in a child process: this test
-//! binary, re-run with one test selected and a role in the environment.
+//! binary, running one test (`workloads::in_child!`).
 //!
-//! A test binary of its own, apart from `tests/reliability/`, because its
+//! A test binary of its own, apart from `tests/system/`, because its
 //! global allocator is another. The tests that count in `stats()` run
 //! through the one serial lock ([`serially`]); the others only start
 //! children.
-
-#[path = "reliability/common/mod.rs"]
-mod reliability_common;
-#[path = "../rt/tests/common/serial.rs"]
-mod serial;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -32,11 +27,10 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::thread;
 
 use batch_alloc::{is_active, stats, Batch, BatchAlloc};
-use reliability_common::{
-    assert_back_at, assert_disjoint, box_range, check_words, child_role, describe, fill, run_child,
-    slice_range,
+use workloads::in_child;
+use workloads::testing::{
+    assert_back_at, assert_disjoint, box_range, check_words, fill, serially, slice_range,
 };
-use serial::serially;
 
 /// The system allocator, failing on armed threads once its budget is spent.
 struct FailAfter;
@@ -292,51 +286,43 @@ fn child_fresh_thread() {
 
 #[test]
 fn a_threads_first_refill_while_the_inner_allocator_fails() {
-    if child_role().is_some() {
-        child_fresh_thread();
-        return;
-    }
-    let output = run_child(
-        "a_threads_first_refill_while_the_inner_allocator_fails",
-        "fresh-thread",
-        None,
+    let child = in_child!(
+        a_threads_first_refill_while_the_inner_allocator_fails,
+        |_| {},
+        child_fresh_thread
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let what = describe(&output);
-    assert!(stderr.contains("child: armed"), "{what}");
+    assert!(child.output.contains("child: armed"), "{child}");
     assert!(
-        output.status.success() && stderr.contains("served from spans"),
-        "a fresh thread's batch was not served from spans:\n{what}"
+        child.status.success() && child.output.contains("served from spans"),
+        "a fresh thread's batch was not served from spans:\n{child}"
     );
 }
 
-/// Exit signal of a child killed by `abort` (SIGABRT on Linux and macOS).
-const SIGABRT: i32 = 6;
+/// The environment variable that tells a child its role.
+const ROLE: &str = "FAULT_INNER_ROLE";
 
 #[test]
 fn where_the_inner_allocator_must_serve_failure_aborts_like_box_new() {
-    if let Some(role) = child_role() {
-        child(&role);
-        return;
-    }
-    let test = "where_the_inner_allocator_must_serve_failure_aborts_like_box_new";
     for (role, bytes) in [("box-new", 40), ("oversized", 5000)] {
-        let output = run_child(test, role, None);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let what = describe(&output);
-        assert!(stderr.contains("child: armed"), "{role}: child ran\n{what}");
+        let child = in_child!(
+            where_the_inner_allocator_must_serve_failure_aborts_like_box_new,
+            |command| {
+                command.env(ROLE, role);
+            },
+            || child(&std::env::var(ROLE).expect("the child's role"))
+        );
+        let output = &child.output;
+        assert!(
+            output.contains("child: armed"),
+            "{role}: child ran\n{child}"
+        );
         let message = format!("memory allocation of {bytes} bytes failed");
-        assert!(stderr.contains(&message), "{role}: {message}\n{what}");
-        assert!(!stderr.contains("survived"), "{role}\n{what}");
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(output.status.signal(), Some(SIGABRT), "{role}\n{what}");
-        }
-        assert!(!output.status.success(), "{role}\n{what}");
+        assert!(output.contains(&message), "{role}: {message}\n{child}");
+        assert!(!output.contains("survived"), "{role}\n{child}");
+        assert!(child.aborted(), "{role}\n{child}");
         if role == "box-new" {
-            let made = stderr.find("three plain boxes made").expect(&what);
-            assert!(made < stderr.find(&message).unwrap(), "{what}");
+            let made = output.find("three plain boxes made").expect(output);
+            assert!(made < output.find(&message).unwrap(), "{child}");
         }
     }
 }
@@ -347,9 +333,8 @@ mod capture_on {
     use super::*;
 
     use batch_alloc::limits::{FRAME_SIZE, MAX_LARGE_SIZE};
-    use reliability_common::{
-        assert_back_at, assert_captured, assert_disjoint, assert_live, capture_on, slice_range,
-        Captured, Patterned, Scope,
+    use workloads::testing::{
+        assert_captured, assert_live, capture_on, Captured, Patterned, Scope,
     };
 
     /// While the inner allocator fails, a capturing scope keeps serving what it
@@ -438,31 +423,24 @@ mod capture_on {
 
     #[test]
     fn in_a_capturing_scope_a_layout_past_the_large_blocks_fails_like_box_new() {
-        if child_role().is_some() {
-            child_in_a_capturing_scope();
-            return;
-        }
-        let test =
-            "capture_on::in_a_capturing_scope_a_layout_past_the_large_blocks_fails_like_box_new";
-        let output = run_child(test, "captured", None);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let what = describe(&output);
-        let served = stderr.find("captured while failing").expect(&what);
-        let large = stderr.find("large block while failing").expect(&what);
-        let failed = stderr
+        let child = in_child!(
+            in_a_capturing_scope_a_layout_past_the_large_blocks_fails_like_box_new,
+            |_| {},
+            child_in_a_capturing_scope
+        );
+        let output = &child.output;
+        let served = output.find("captured while failing").expect(output);
+        let large = output.find("large block while failing").expect(output);
+        let failed = output
             .find(&format!(
                 "memory allocation of {} bytes failed",
                 MAX_LARGE_SIZE + 1
             ))
-            .expect(&what);
+            .expect(output);
         assert!(
-            served < large && large < failed && !stderr.contains("survived"),
-            "{what}"
+            served < large && large < failed && !output.contains("survived"),
+            "{child}"
         );
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(output.status.signal(), Some(SIGABRT), "{what}");
-        }
+        assert!(child.aborted(), "{child}");
     }
 }

@@ -13,20 +13,20 @@
 //!   builds the input only: callgrind's count of `REPS` 1 less that of
 //!   `REPS` 0 is one run's instructions, start-up and input left out.
 //!
-//! The programs are the examples', included by path, so the table measures
-//! the code the examples show, annotated as they annotate it. Each source
+//! The programs are the examples' (the `workloads` crate's), so the table
+//! measures the code the examples run, annotated as they annotate it. Each source
 //! writes its code out twice: as written and under `#[batch_alloc]`; the
 //! variants are three (see [`Variant`]), so that the default of capture can
 //! be chosen by measurement over every program (issue 12, point 5):
 //!
 //! | name | source | one run |
 //! |---|---|---|
-//! | `records` | `examples/deserialize/` | serde_json, through the hand-written visitors, into `Vec<Box<Record>>` with boxed children; a digest; drop |
-//! | `tree` | `examples/deserialize/` (its `--input` mode) | the same generated JSON into a document tree that boxes every value; a walk; drop |
-//! | `expr` | `examples/expr_parser/lang.rs` | parse generated `let` lines into `Box<Expr>` trees, evaluate, drop |
-//! | `linked_list` | `examples/linked_list/graph.rs` | read an edge list into lists of `Box<Edge>`, walk them, drop them on another thread |
+//! | `records` | `examples/deserialize.rs` | serde_json, through the hand-written visitors, into `Vec<Box<Record>>` with boxed children; a digest; drop |
+//! | `tree` | `examples/deserialize.rs` (its `--input` mode) | the same generated JSON into a document tree that boxes every value; a walk; drop |
+//! | `expr` | `examples/expr_parser.rs` | parse generated `let` lines into `Box<Expr>` trees, evaluate, drop |
+//! | `linked_list` | `examples/linked_list.rs` | read an edge list into lists of `Box<Edge>`, walk them, drop them on another thread |
 //! | `binary_trees` | `programs.rs` (`trees`) | the benchmarks game's binary-trees, trees built by loops |
-//! | `stmt` | `examples/stmt_parser/lang.rs` | lex, parse and check a generated Lua-like module bundle, drop tree and tokens |
+//! | `stmt` | `examples/stmt_parser.rs` | lex, parse and check a generated Lua-like module bundle, drop tree and tokens |
 //! | `derive` | `real/derive.rs` | the `records` export into types that only derive `Deserialize`, one `from_str`; annotated: inside `batch_alloc::scope` |
 //! | `chains` | `real/chains.rs` | an access log through iterator chains (no `for`) into maps, boxed entries and a tree of path segments; every fn annotated |
 //! | `par_derive_1t`, `par_derive_2t` | `real/derive.rs` | 64 documents of the `derive` export parsed by rayon on 1 or 2 threads; annotated: each task in a scope |
@@ -51,11 +51,7 @@ pub mod expr;
 pub mod linked_list;
 pub mod stmt;
 
-#[path = "../../examples/shared/timing.rs"]
-#[allow(dead_code)]
-pub mod timing;
-
-use timing::Clock;
+use workloads::timing::{status_kib, Clock};
 
 /// Which twin of a program runs, and how.
 ///
@@ -329,13 +325,6 @@ fn stats() -> Value {
         }
     }
     Value::Object(out)
-}
-
-/// A field of `/proc/self/status` in KiB (`VmRSS:`, `VmHWM:`).
-fn status_kib(field: &str) -> Option<u64> {
-    let status = fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Resets the process's peak resident memory to its current resident

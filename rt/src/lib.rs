@@ -55,8 +55,8 @@
 //! as in `locate` (`region.rs`): a bare file name is in `rt/src/`, a path
 //! with a slash starts at the workspace root, where `src/` is the facade
 //! and `macros/src/` the attribute, and `Type::method` is a method.
-//! `rt/tests/sources/life_of_a_box.rs` checks that each function named so is
-//! defined in its file.
+//! `rt/tests/not_installed/sources/life_of_a_box.rs` checks that each
+//! function named so is defined in its file.
 //!
 //! ## Allocation
 //!
@@ -204,10 +204,10 @@
 //! [batch-alloc]: https://docs.rs/batch-alloc
 
 // The modules in layers, each importing only from the layers above it in
-// this list (rt/tests/sources/layers.rs checks it). The files stay flat
-// rather than a directory per layer (as snmalloc has): most layers are one
-// to three small modules, so directories would mostly hold one file each,
-// and this list is the map a directory tree would be.
+// this list (rt/tests/not_installed/sources/layers.rs checks it). The files
+// stay flat rather than a directory per layer (as snmalloc has): most
+// layers are one to three small modules, so directories would mostly hold
+// one file each, and this list is the map a directory tree would be.
 //
 // 0. config, fatal, no_unwind  constants; the abort path; the link-time
 //                          no-unwind marker

@@ -41,9 +41,8 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
-
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
@@ -52,9 +51,9 @@ use std::time::{Duration, Instant};
 
 use batch_alloc_rt::limits::REGION_BYTES;
 use batch_alloc_rt::{is_active, size_classes, stats, Batch, BatchAlloc, Stats};
-use common::{
-    assert_back_at, assert_live, child_command, child_role, describe, overlap, run_child, Batches,
-    Filled, Rng,
+use workloads::in_child;
+use workloads::testing::{
+    assert_back_at, assert_live, overlap, seeded, Batches, Filled, Patterned, RngExt, SeededRng,
 };
 
 #[global_allocator]
@@ -101,14 +100,14 @@ fn hand_over(outbox: &SyncSender<Parcel>, parcel: Parcel) -> u64 {
 }
 
 /// Boxes `count` objects from one set of batches; returns them with ids.
-fn make(rng: &mut Rng, maker: u64, serial: &mut u64, count: usize) -> Parcel {
-    let hint = [0, count / 2, count, 2 * count][rng.below(4)];
+fn make(rng: &mut SeededRng, maker: u64, serial: &mut u64, count: usize) -> Parcel {
+    let hint = [0, count / 2, count, 2 * count][rng.random_range(0..4)];
     let mut batches = Batches::with_capacity(hint);
     (0..count)
         .map(|_| {
             *serial += 1;
             let id = id(maker, *serial);
-            (batches.alloc(rng.below(3), id), id)
+            (batches.alloc(rng.random_range(0..3), id), id)
         })
         .collect()
 }
@@ -124,25 +123,25 @@ fn worker(
     outboxes: Vec<SyncSender<Parcel>>,
     to_forker: SyncSender<Parcel>,
 ) -> u64 {
-    let mut rng = Rng::new(seed ^ (me as u64) << 32);
+    let mut rng = seeded(seed ^ (me as u64) << 32);
     let (mut kept, mut serial, mut freed) = (Parcel::new(), 0, 0);
     let mut round = 0u64;
     while !stop.load(Ordering::Relaxed) {
         round += 1;
-        let count = 1 + rng.below(400);
+        let count = 1 + rng.random_range(0..400);
         let mut parcels: Vec<Parcel> = outboxes.iter().map(|_| Parcel::new()).collect();
         for (b, id) in make(&mut rng, me as u64 + 1, &mut serial, count) {
-            match rng.below(4) {
+            match rng.random_range(0..4) {
                 0 => freed += check_and_free(vec![(b, id)]),
                 1 => kept.push((b, id)),
-                _ => parcels[rng.below(outboxes.len())].push((b, id)),
+                _ => parcels[rng.random_range(0..outboxes.len())].push((b, id)),
             }
         }
         for (outbox, parcel) in outboxes.iter().zip(parcels) {
             freed += hand_over(outbox, parcel);
         }
-        if rng.one_in(8) {
-            let at = kept.len().saturating_sub(1 + rng.below(32));
+        if rng.random_ratio(1, 8) {
+            let at = kept.len().saturating_sub(1 + rng.random_range(0..32));
             freed += hand_over(&to_forker, kept.split_off(at));
         }
         while let Ok(parcel) = inbox.try_recv() {
@@ -152,7 +151,7 @@ fn worker(
             if round % 16 == 0 {
                 assert_live(&kept);
             }
-            let at = rng.below(kept.len());
+            let at = rng.random_range(0..kept.len());
             freed += check_and_free(kept.split_off(at));
         }
     }
@@ -172,12 +171,12 @@ fn spawner(seed: u64, stop: &AtomicBool, outboxes: Vec<SyncSender<Parcel>>) -> u
                 started += 1;
                 let (index, outboxes) = (started, outboxes.clone());
                 thread::spawn(move || {
-                    let mut rng = Rng::new(seed ^ index << 8);
-                    let count = 20 + rng.below(300);
+                    let mut rng = seeded(seed ^ index << 8);
+                    let count = 20 + rng.random_range(0..300);
                     let mut serial = 0;
                     let mut boxes = make(&mut rng, 0x100 + index, &mut serial, count);
-                    let handed = boxes.split_off(rng.below(count));
-                    hand_over(&outboxes[rng.below(outboxes.len())], handed);
+                    let handed = boxes.split_off(rng.random_range(0..count));
+                    hand_over(&outboxes[rng.random_range(0..outboxes.len())], handed);
                     check_and_free(boxes);
                 })
             })
@@ -212,7 +211,7 @@ fn forker(
     // fills on the full queue, armed, so the first remote free into each
     // notifies this thread, while it forks.
     let burst = 2 * size_classes().iter().find(|c| c.size >= 256).unwrap().slots as usize;
-    let mut rng = Rng::new(seed ^ 0xF0F0);
+    let mut rng = seeded(seed ^ 0xF0F0);
     let mut held = Parcel::new();
     let mut serial = 0;
     let mut slowest = Duration::ZERO;
@@ -224,17 +223,17 @@ fn forker(
                 .join()
                 .unwrap()
         } else {
-            let mut batches = Batches::with_capacity(rng.below(64));
-            for _ in 0..rng.below(32) {
+            let mut batches = Batches::with_capacity(rng.random_range(0..64));
+            for _ in 0..rng.random_range(0..32) {
                 serial += 1;
                 let id = id(0xF0, serial);
-                held.push((batches.alloc(rng.below(3), id), id));
+                held.push((batches.alloc(rng.random_range(0..3), id), id));
             }
             held.extend(inbox.try_iter().flatten());
             if held.len() > FORKER_KEEPS {
                 let excess = held.len() - FORKER_KEEPS;
                 let parcel = held.drain(..excess).collect();
-                hand_over(&to_workers[rng.below(WORKERS)], parcel);
+                hand_over(&to_workers[rng.random_range(0..WORKERS)], parcel);
             }
             assert_live(&held);
             let mut filler = Batches::default();
@@ -371,11 +370,7 @@ fn child_work(mut held: Parcel, batches: Batches) -> Result<(), &'static str> {
     if made.iter().any(|(b, id)| !b.intact(*id)) {
         return Err("a box made in the child is corrupted");
     }
-    let mut ranges: Vec<_> = made
-        .iter()
-        .chain(&kept)
-        .map(|(b, _)| b.addr_range())
-        .collect();
+    let mut ranges: Vec<_> = made.iter().chain(&kept).map(|(b, _)| b.range()).collect();
     if overlap(&mut ranges).is_some() {
         return Err("two live boxes overlap");
     }
@@ -453,28 +448,26 @@ fn forks_while_threads_batch_free_across_threads_and_exit() {
     assert_back_at(&before, &stats());
 }
 
-const FIRST_INIT: &str = "forks_while_another_thread_makes_the_first_heap";
-
 #[test]
 #[cfg_attr(miri, ignore = "Miri cannot fork")]
 fn forks_while_another_thread_makes_the_first_heap() {
-    if child_role().as_deref() == Some("first-init") {
-        if let Err(why) = fork_during_first_init() {
-            panic!("{why}");
-        }
-        return;
-    }
     let rounds = std::env::var("FIRST_INIT_ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(100);
     for round in 0..rounds {
-        let output = run_child(FIRST_INIT, "first-init", None);
-        assert!(
-            output.status.success(),
-            "round {round} of {rounds}: {}",
-            describe(&output)
+        // Each round's child reaches this call in its first round, and runs
+        // the attempt there.
+        let child = in_child!(
+            forks_while_another_thread_makes_the_first_heap,
+            |_| {},
+            || {
+                if let Err(why) = fork_during_first_init() {
+                    panic!("{why}");
+                }
+            }
         );
+        assert!(child.status.success(), "round {round} of {rounds}: {child}");
     }
 }
 
@@ -519,7 +512,6 @@ fn fork_during_first_init() -> Result<(), String> {
     wait(pid)
 }
 
-const SETTINGS_READ: &str = "forks_while_another_thread_reads_the_settings";
 /// Environment variables a settings child gets beside its own, so that the
 /// settings' first read, which looks at every variable, takes a while.
 const FILLER_VARS: usize = 4_000;
@@ -543,37 +535,36 @@ const DELAY_ENV: &str = "BA_RT_TEST_FORK_DELAY_US";
 #[test]
 #[cfg_attr(miri, ignore = "Miri cannot fork")]
 fn forks_while_another_thread_reads_the_settings() {
-    if child_role().as_deref() == Some("settings") {
-        let delay = std::env::var(DELAY_ENV)
-            .ok()
-            .and_then(|us| us.parse().ok())
-            .unwrap_or(0);
-        if let Err(why) = fork_during_settings_read(Duration::from_micros(delay)) {
-            panic!("{why}");
-        }
-        return;
-    }
     let rounds = std::env::var("SETTINGS_ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
     for round in 0..rounds {
-        let mut command = child_command(SETTINGS_READ, "settings", None);
-        command
-            .env("BATCH_ALLOC_CAPTUER", "boxes")
-            .env(DELAY_ENV, (round * 397 % 2_000).to_string());
-        for i in 0..FILLER_VARS {
-            command.env(
-                format!("BA_RT_TEST_FILLER_{i}"),
-                "a value long enough to copy",
-            );
-        }
-        let output = command.output().expect("the test binary runs as a child");
-        assert!(
-            output.status.success(),
-            "round {round} of {rounds}: {}",
-            describe(&output)
+        let settings = |command: &mut Command| {
+            command
+                .env("BATCH_ALLOC_CAPTUER", "boxes")
+                .env(DELAY_ENV, (round * 397 % 2_000).to_string());
+            for i in 0..FILLER_VARS {
+                command.env(
+                    format!("BA_RT_TEST_FILLER_{i}"),
+                    "a value long enough to copy",
+                );
+            }
+        };
+        let child = in_child!(
+            forks_while_another_thread_reads_the_settings,
+            settings,
+            || {
+                let delay = std::env::var(DELAY_ENV)
+                    .ok()
+                    .and_then(|us| us.parse().ok())
+                    .unwrap_or(0);
+                if let Err(why) = fork_during_settings_read(Duration::from_micros(delay)) {
+                    panic!("{why}");
+                }
+            }
         );
+        assert!(child.status.success(), "round {round} of {rounds}: {child}");
     }
 }
 

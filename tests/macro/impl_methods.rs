@@ -16,7 +16,7 @@ use batch_alloc::__private::scope_on_this_thread;
 use batch_alloc::{batch_alloc, Capture};
 
 use crate::return_types::opened_by;
-use crate::serial::with_capture;
+use workloads::testing::with_capture;
 
 /// Sums `0..n` through boxes, so that no method is a leaf; annotated, so
 /// that its boxes count as served inside a method's scope.

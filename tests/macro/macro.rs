@@ -14,8 +14,9 @@
 //!
 //! The global allocator is `BatchAlloc::system()`. The tests that run
 //! annotated code read the process-wide counters and capture setting, so
-//! each runs through the binary's one serial lock ([`serial`]): one at a
-//! time, each on a thread of its own. `macro_expanded` runs none (it
+//! each runs through the binary's one serial lock (`serially` or
+//! `with_capture` of `workloads::testing`): one at a time, each on a thread
+//! of its own. `macro_expanded` runs none (it
 //! compares text), so it needs no lock.
 
 // The functions box the way the code the attribute is for does.
@@ -31,8 +32,6 @@
 
 #[macro_use]
 mod macro_common;
-#[path = "../../rt/tests/common/serial.rs"]
-mod serial;
 
 mod impl_methods;
 mod macro_expanded;

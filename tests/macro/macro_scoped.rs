@@ -25,7 +25,6 @@
 //! one at a time, each on a thread of its own ([`with_capture`]), and each
 //! puts the setting back.
 
-#[path = "macro_common/scenarios.rs"]
 mod scenarios;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -38,7 +37,7 @@ use scenarios::Mode;
 
 use crate::macro_common::pool::{self, Pool};
 use crate::macro_common::{unbox, YieldOnce};
-use crate::serial::with_capture;
+use workloads::testing::with_capture;
 
 catalogue!(#[batch_alloc::batch_alloc]);
 

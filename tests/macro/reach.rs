@@ -18,7 +18,7 @@ use batch_alloc::__private::scope_on_this_thread;
 use batch_alloc::{batch_alloc, scope, stats, Capture};
 use serde::Deserialize;
 
-use crate::serial::{served, with_capture};
+use workloads::testing::{served, with_capture};
 
 #[derive(Debug, PartialEq)]
 struct Record {

@@ -13,7 +13,7 @@ use std::panic::{catch_unwind, Location};
 use batch_alloc::__private::scope_on_this_thread;
 use batch_alloc::{batch_alloc, stats, Capture};
 
-use crate::serial::with_capture;
+use workloads::testing::with_capture;
 
 trait Shape {
     fn area(&self) -> u64;

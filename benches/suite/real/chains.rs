@@ -4,8 +4,8 @@
 //! dropped. Written out twice: as written, and with `#[batch_alloc]` on
 //! each function.
 
-use super::deserialize::generate::Rng;
 use super::{fnv, Outcome, Program, Variant};
+use workloads::rng::SplitMix64 as Rng;
 
 const HOSTS: &[&str] = &[
     "api", "www", "static", "auth", "search", "img", "mail", "admin",

@@ -11,14 +11,14 @@ use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
-use super::deserialize::generate;
 use super::{fnv, Outcome, Program, Variant};
+use workloads::deserialize::generate;
 
 /// The export's types, derived.
 pub mod derived {
     use serde::Deserialize;
 
-    pub use super::super::deserialize::model::{Address, Order};
+    pub use workloads::deserialize::model::{Address, Order};
 
     #[derive(Deserialize, Debug, PartialEq)]
     pub struct Dataset {

@@ -1,20 +1,13 @@
-//! The deserialize demonstration (`examples/deserialize/`): its generated
+//! The deserialize demonstration (`examples/deserialize.rs`): its generated
 //! customer export through its hand-written serde visitors, into typed
 //! records (`records`) and, as its `--input` mode reads any file, into a
 //! document tree that boxes every value (`tree`).
 
+use workloads::deserialize::generate;
+use workloads::deserialize::model::{Dataset, Json};
+use workloads::deserialize::visitors::{batched, plain};
+
 use super::{fnv, Outcome, Program, Variant};
-
-#[path = "../../../examples/deserialize/generate.rs"]
-#[allow(dead_code)]
-pub mod generate;
-#[path = "../../../examples/deserialize/model.rs"]
-pub mod model;
-#[path = "../../../examples/deserialize/visitors.rs"]
-pub mod visitors;
-
-use model::{Dataset, Json};
-use visitors::{batched, plain};
 
 pub struct Records;
 

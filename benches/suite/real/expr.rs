@@ -1,10 +1,9 @@
-//! The expression parser (`examples/expr_parser/lang.rs`): generated `let`
+//! The expression parser (`examples/expr_parser.rs`): generated `let`
 //! lines parsed into `Box<Expr>` trees, evaluated, dropped.
 
-use super::{fnv, Outcome, Program, Variant};
+use workloads::expr_parser::lang;
 
-#[path = "../../../examples/expr_parser/lang.rs"]
-pub mod lang;
+use super::{fnv, Outcome, Program, Variant};
 
 pub struct Expr;
 

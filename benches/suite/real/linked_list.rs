@@ -1,18 +1,10 @@
-//! The linked list (`examples/linked_list/graph.rs`): an edge list read
+//! The linked list (`examples/linked_list.rs`): an edge list read
 //! into adjacency lists of `Box<Edge>`, walked, and dropped on another
 //! thread, started before any run as the example starts it.
 
+use workloads::linked_list::graph::{self, Dropper};
+
 use super::{Outcome, Program, Text, Variant};
-
-// graph.rs times its drops with the examples' clock, found beside it.
-use super::timing;
-
-// The example reads what it does not time (`edges`).
-#[allow(dead_code)]
-#[path = "../../../examples/linked_list/graph.rs"]
-pub mod graph;
-
-use graph::Dropper;
 
 pub struct LinkedList;
 

@@ -8,7 +8,7 @@
 
 use batch_alloc_rt::{stats, Batch};
 
-use crate::common::serially;
+use workloads::testing::serially;
 
 /// The batch's `Debug` fields: slots ready, and the next refill's request.
 fn state<T>(batch: &Batch<T>) -> (u64, u64) {

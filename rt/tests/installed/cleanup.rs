@@ -21,7 +21,7 @@ use std::thread;
 use batch_alloc_rt::__private::Scope;
 use batch_alloc_rt::{stats, trim, Batch, Capture};
 
-use crate::common::{assert_back_at, in_scope, on_fresh_thread, with_capture};
+use workloads::testing::{assert_back_at, on_fresh_thread, with_capture};
 
 /// Threads of each kind a test starts (Miri is slow).
 const THREADS: usize = if cfg!(miri) { 2 } else { 10 };
@@ -49,7 +49,7 @@ fn a_heap_made_when_std_drops_the_thread_handle_retires() {
             // The names are slots of this thread's runs; everything else the
             // spawns allocate goes to the inner allocator.
             let names: Vec<String> =
-                in_scope(|| (0..THREADS).map(|i| format!("cleanup-{i}")).collect());
+                batch_alloc_rt::scope(|| (0..THREADS).map(|i| format!("cleanup-{i}")).collect());
             let threads: Vec<libc::pthread_t> = names
                 .into_iter()
                 .map(|name| {

@@ -11,11 +11,8 @@
 #![cfg(any(debug_assertions, feature = "hardened"))]
 
 use batch_alloc_rt::{stats, Batch};
-
-use crate::common::{child_role, describe, run_child, serially, test_name};
-
-/// Exit signal of a child killed by `abort`.
-const SIGABRT: i32 = 6;
+use workloads::in_child;
+use workloads::testing::serially;
 
 /// The child: frees one batched box twice. Never returns normally.
 fn free_twice() {
@@ -39,30 +36,20 @@ fn free_twice() {
 #[cfg_attr(miri, ignore = "Miri cannot spawn processes")]
 fn a_double_free_of_a_batched_box_aborts_with_a_message() {
     serially(|| {
-        if child_role().is_some() {
-            free_twice();
-            return;
-        }
-        let test = test_name(
-            module_path!(),
-            "a_double_free_of_a_batched_box_aborts_with_a_message",
+        let child = in_child!(
+            a_double_free_of_a_batched_box_aborts_with_a_message,
+            |_| {},
+            free_twice
         );
-        let output = run_child(&test, "double-free", None);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let what = describe(&output);
-        assert!(stderr.contains("child: freed once"), "{what}");
-        assert!(!stderr.contains("survived"), "{what}");
-        assert!(stderr.contains("batch-alloc: "), "{what}");
-        assert!(stderr.contains("double free"), "{what}");
+        let output = &child.output;
+        assert!(output.contains("child: freed once"), "{child}");
+        assert!(!output.contains("survived"), "{child}");
+        assert!(output.contains("batch-alloc: "), "{child}");
+        assert!(output.contains("double free"), "{child}");
         assert!(
-            !stderr.contains("panicked"),
-            "a panic, not an abort\n{what}"
+            !output.contains("panicked"),
+            "a panic, not an abort\n{child}"
         );
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(output.status.signal(), Some(SIGABRT), "{what}");
-        }
-        assert!(!output.status.success(), "{what}");
+        assert!(child.aborted(), "{child}");
     });
 }

@@ -2,50 +2,26 @@
 //! slot start, and a free-list link overwritten after its slot was freed
 //! each abort the process with a message, instead of corrupting the heap.
 //!
-//! Each case runs in a child process (this test binary again, selecting the
-//! case with an environment variable), since the expected outcome is an
-//! abort: `cargo test -p batch-alloc-rt --features hardened --test installed
-//! -- hardened::` runs them alone.
+//! Each case runs in a child process (this test binary again, running the
+//! case's test), since the expected outcome is an abort: `cargo test -p
+//! batch-alloc-rt --features hardened --test installed -- hardened::` runs
+//! them alone.
 
 #![cfg(feature = "hardened")]
 // Vectors of boxes are what the allocator is for.
 #![allow(clippy::vec_box)]
 
 use std::alloc::Layout;
-use std::process::Command;
 
 use batch_alloc_rt::Batch;
-
-use crate::common::{serially, test_name};
-
-const CASE: &str = "BA_RT_TEST_HARDENED_CASE";
+use workloads::testing::{serially, ChildOutcome};
 
 type T = [u64; 4];
 
-/// Runs `case` in a child process and returns its stderr, checking that it
-/// was killed by an abort.
-fn run_case(test: &str, case: &str) -> String {
-    let test = test_name(module_path!(), test);
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", &test, "--nocapture", "--test-threads=1"])
-        .env(CASE, case)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(
-        !output.status.success(),
-        "{case}: the child did not fail\n{stderr}"
-    );
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(
-            output.status.signal(),
-            Some(6),
-            "{case}: not an abort\n{stderr}"
-        );
-    }
-    stderr
+/// Checks that the child was killed by an abort, and returns what it wrote.
+fn aborted(child: ChildOutcome) -> String {
+    assert!(child.aborted(), "not an abort\n{child}");
+    child.output
 }
 
 fn boxes(n: usize) -> Vec<Box<T>> {
@@ -56,7 +32,7 @@ fn boxes(n: usize) -> Vec<Box<T>> {
 #[test]
 fn a_double_free_aborts() {
     serially(|| {
-        if std::env::var_os(CASE).is_some() {
+        let output = aborted(workloads::in_child!(a_double_free_aborts, |_| {}, || {
             let p = Box::into_raw(boxes(4).pop().unwrap()).cast::<u8>();
             // SAFETY: deliberately violated: the second call frees a freed slot,
             // which the hardened allocator must refuse.
@@ -64,10 +40,8 @@ fn a_double_free_aborts() {
                 std::alloc::dealloc(p, Layout::new::<T>());
                 std::alloc::dealloc(p, Layout::new::<T>());
             }
-            return;
-        }
-        let stderr = run_case("a_double_free_aborts", "double");
-        assert!(stderr.contains("batch-alloc: double free"), "{stderr}");
+        }));
+        assert!(output.contains("batch-alloc: double free"), "{output}");
     });
 }
 
@@ -101,67 +75,73 @@ fn a_live_object_that_carries_the_freed_mark_is_freed() {
 #[test]
 fn a_free_inside_a_slot_aborts() {
     serially(|| {
-        if std::env::var_os(CASE).is_some() {
-            let p = Box::into_raw(boxes(4).pop().unwrap()).cast::<u8>();
-            // SAFETY: deliberately violated: the pointer is inside a slot.
-            unsafe { std::alloc::dealloc(p.wrapping_add(8), Layout::new::<u64>()) };
-            return;
-        }
-        let stderr = run_case("a_free_inside_a_slot_aborts", "interior");
-        assert!(stderr.contains("not the start of a slot"), "{stderr}");
+        let output = aborted(workloads::in_child!(
+            a_free_inside_a_slot_aborts,
+            |_| {},
+            || {
+                let p = Box::into_raw(boxes(4).pop().unwrap()).cast::<u8>();
+                // SAFETY: deliberately violated: the pointer is inside a slot.
+                unsafe { std::alloc::dealloc(p.wrapping_add(8), Layout::new::<u64>()) };
+            }
+        ));
+        assert!(output.contains("not the start of a slot"), "{output}");
     });
 }
 
 #[test]
 fn a_forged_free_list_link_aborts() {
     serially(|| {
-        if std::env::var_os(CASE).is_some() {
-            let mut kept = boxes(8);
-            // Four freed slots, each given a planted link (a use after free). A
-            // planted value passes the check only if it decodes to an offset in
-            // the frame, a chance of 1 in 65536 with a random key: with four in
-            // the walk the test cannot miss in practice.
-            for planted in [64u32, 128, 192, 256] {
-                let victim = Box::into_raw(kept.pop().unwrap()).cast::<u32>();
-                // SAFETY: deliberately violated: the slot is freed, then written.
-                unsafe {
-                    std::alloc::dealloc(victim.cast(), Layout::new::<T>());
-                    victim.write(planted);
+        let output = aborted(workloads::in_child!(
+            a_forged_free_list_link_aborts,
+            |_| {},
+            || {
+                let mut kept = boxes(8);
+                // Four freed slots, each given a planted link (a use after free). A
+                // planted value passes the check only if it decodes to an offset in
+                // the frame, a chance of 1 in 65536 with a random key: with four in
+                // the walk the test cannot miss in practice.
+                for planted in [64u32, 128, 192, 256] {
+                    let victim = Box::into_raw(kept.pop().unwrap()).cast::<u32>();
+                    // SAFETY: deliberately violated: the slot is freed, then written.
+                    unsafe {
+                        std::alloc::dealloc(victim.cast(), Layout::new::<T>());
+                        victim.write(planted);
+                    }
                 }
+                // The next refill walks the free list through the forged link.
+                let again = boxes(8);
+                drop((kept, again));
             }
-            // The next refill walks the free list through the forged link.
-            let again = boxes(8);
-            drop((kept, again));
-            return;
-        }
-        let stderr = run_case("a_forged_free_list_link_aborts", "forged");
-        assert!(stderr.contains("corrupted free list"), "{stderr}");
+        ));
+        assert!(output.contains("corrupted free list"), "{output}");
     });
 }
 
 #[test]
 fn a_double_free_waiting_in_an_outbox_aborts() {
     serially(|| {
-        if std::env::var_os(CASE).is_some() {
-            // Freed on another thread, the slot waits in that thread's outbox
-            // (its owner is this thread): the second free must still be caught.
-            let p = Box::into_raw(boxes(4).pop().unwrap()) as usize;
-            std::thread::spawn(move || {
-                // A heap of its own, so that the frees go to its outbox.
-                drop(boxes(4));
-                let p = p as *mut u8;
-                // SAFETY: deliberately violated: the second call frees a freed
-                // slot.
-                unsafe {
-                    std::alloc::dealloc(p, Layout::new::<T>());
-                    std::alloc::dealloc(p, Layout::new::<T>());
-                }
-            })
-            .join()
-            .unwrap();
-            return;
-        }
-        let stderr = run_case("a_double_free_waiting_in_an_outbox_aborts", "outbox");
-        assert!(stderr.contains("batch-alloc: double free"), "{stderr}");
+        let output = aborted(workloads::in_child!(
+            a_double_free_waiting_in_an_outbox_aborts,
+            |_| {},
+            || {
+                // Freed on another thread, the slot waits in that thread's outbox
+                // (its owner is this thread): the second free must still be caught.
+                let p = Box::into_raw(boxes(4).pop().unwrap()) as usize;
+                std::thread::spawn(move || {
+                    // A heap of its own, so that the frees go to its outbox.
+                    drop(boxes(4));
+                    let p = p as *mut u8;
+                    // SAFETY: deliberately violated: the second call frees a freed
+                    // slot.
+                    unsafe {
+                        std::alloc::dealloc(p, Layout::new::<T>());
+                        std::alloc::dealloc(p, Layout::new::<T>());
+                    }
+                })
+                .join()
+                .unwrap();
+            }
+        ));
+        assert!(output.contains("batch-alloc: double free"), "{output}");
     });
 }

@@ -5,21 +5,18 @@
 //!
 //! Nearly every test here counts slots and spans in the process-wide
 //! `stats()`, reads the process's memory, or moves them, so every test runs
-//! through the binary's one serial lock ([`common::serially`] or
-//! [`common::with_capture`]): one at a time, each on a thread of its own.
-//! The tests whose expected outcome is an abort (`double_free`, `hardened`)
-//! re-run this binary with one test selected, in a child process.
+//! through the binary's one serial lock (`serially` or `with_capture` of
+//! `workloads::testing`): one at a time, each on a thread of its own. The
+//! tests whose expected outcome is an abort (`double_free`, `hardened`)
+//! run that part in a child process (`workloads::in_child!`).
 //!
 //! The runtime's other test binaries are apart for a reason each states:
 //! `scopes` (an inner allocator that counts what it serves), `not_installed`
-//! (no `BatchAlloc` at all), `fork` (forks the process), `no_panic` (a
-//! link-time proof in a build of its own) and `layers` (reads the sources).
+//! (no `BatchAlloc` at all), `fork` (forks the process) and `no_panic` (a
+//! link-time proof in a build of its own).
 
 // Vectors of boxes are what the allocator is for.
 #![allow(clippy::vec_box)]
-
-#[path = "../common/mod.rs"]
-mod common;
 
 mod batch_refills;
 mod cleanup;

@@ -13,7 +13,7 @@ use std::thread;
 
 use batch_alloc_rt::{stats, trim, Batch};
 
-use crate::common::serially;
+use workloads::testing::serially;
 
 type T = [u64; 8];
 

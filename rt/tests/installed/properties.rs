@@ -10,7 +10,7 @@ use std::thread;
 use batch_alloc_rt::stats;
 use proptest::prelude::*;
 
-use crate::common::{assert_back_at, assert_live, serially, Batches, Filled};
+use workloads::testing::{assert_back_at, assert_live, serially, Batches, Filled, Patterned};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -66,7 +66,7 @@ fn run(program: Vec<Op>) {
         match op {
             Op::Alloc { set, kind } => {
                 let b = sets[set].alloc(kind, next_id);
-                let (start, end) = b.addr_range();
+                let (start, end) = b.range();
                 assert!(b.align_ok());
                 if let Some((&s, &e)) = ranges.range(..end).next_back() {
                     assert!(
@@ -80,7 +80,7 @@ fn run(program: Vec<Op>) {
             }
             Op::Free { index } | Op::FreeRemote { index } if !live.is_empty() => {
                 let (b, id) = live.swap_remove(index % live.len());
-                ranges.remove(&b.addr_range().0);
+                ranges.remove(&b.range().0);
                 if matches!(op, Op::Free { .. }) {
                     b.check(id);
                 } else {

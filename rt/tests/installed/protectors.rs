@@ -30,7 +30,7 @@ use std::thread;
 use batch_alloc_rt::limits::FRAME_SIZE;
 use batch_alloc_rt::Batch;
 
-use crate::common::serially;
+use workloads::testing::serially;
 
 type Slot = [u64; 4];
 

@@ -12,7 +12,7 @@
 
 use batch_alloc_rt::{size_classes, stats, Batch};
 
-use crate::common::{assert_slots_back_at, serially};
+use workloads::testing::{assert_slots_back_at, serially};
 
 fn byte(i: usize) -> u8 {
     (i as u8).wrapping_mul(31) ^ 0x5A

@@ -13,17 +13,11 @@
 use std::time::Duration;
 
 use batch_alloc_rt::{stats, trim, Batch};
-
-use crate::common::serially;
+use workloads::testing::serially;
+use workloads::timing::status_kib;
 
 fn resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kib * 1024
+    status_kib("VmRSS:").expect("/proc/self/status") * 1024
 }
 
 // 256 MiB in slots of 1 KiB: few enough boxes that even a debug build on a

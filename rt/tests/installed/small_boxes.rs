@@ -7,7 +7,7 @@ use std::thread;
 
 use batch_alloc_rt::{stats, Batch};
 
-use crate::common::{assert_boxes_disjoint, assert_slots_back_at, serially};
+use workloads::testing::{assert_boxes_disjoint, assert_slots_back_at, serially};
 
 /// Panics unless the boxes hold `make(0)`, `make(1)`, ... and no two
 /// overlap.

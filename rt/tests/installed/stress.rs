@@ -9,7 +9,7 @@ use std::thread;
 
 use batch_alloc_rt::stats;
 
-use crate::common::{assert_back_at, assert_live, serially, Batches, Filled, Rng};
+use workloads::testing::{assert_back_at, assert_live, seeded, serially, Batches, Filled, RngExt};
 
 const THREADS: usize = if cfg!(miri) { 4 } else { 8 };
 const ROUNDS: usize = if cfg!(miri) { 3 } else { 150 };
@@ -24,28 +24,28 @@ fn worker(
     outboxes: Vec<Sender<Parcel>>,
     barrier: Arc<Barrier>,
 ) -> usize {
-    let mut rng = Rng::new(seed ^ me as u64);
+    let mut rng = seeded(seed ^ me as u64);
     let mut kept: Parcel = Vec::new();
     let mut freed = 0;
     // Half the threads stop early, leaving their boxes to the others.
     let rounds = if me % 2 == 1 { ROUNDS / 3 } else { ROUNDS };
     for round in 0..rounds {
-        let mut batches = Batches::with_capacity(rng.below(PER_ROUND));
+        let mut batches = Batches::with_capacity(rng.random_range(0..PER_ROUND));
         let mut parcels: Vec<Parcel> = (0..THREADS).map(|_| Vec::new()).collect();
         for i in 0..PER_ROUND {
             let id = ((me as u64) << 48) | ((round as u64) << 24) | i as u64;
-            let b = batches.alloc(rng.below(3), id);
-            match rng.below(4) {
+            let b = batches.alloc(rng.random_range(0..3), id);
+            match rng.random_range(0..4) {
                 0 => kept.push((b, id)),
                 1 => {
                     b.check(id);
                     freed += 1;
                 }
-                _ => parcels[rng.below(THREADS)].push((b, id)),
+                _ => parcels[rng.random_range(0..THREADS)].push((b, id)),
             }
         }
         // Sometimes end the batches on another thread.
-        if rng.below(4) == 0 {
+        if rng.random_range(0..4) == 0 {
             thread::spawn(move || drop(batches)).join().unwrap();
         }
         for (to, parcel) in parcels.into_iter().enumerate() {
@@ -65,7 +65,7 @@ fn worker(
             assert_live(&kept);
         }
         if kept.len() > PER_ROUND {
-            let at = rng.below(kept.len());
+            let at = rng.random_range(0..kept.len());
             for (b, id) in kept.drain(at..) {
                 b.check(id);
                 freed += 1;

@@ -11,7 +11,7 @@ use std::thread;
 use batch_alloc_rt::__private::Scope;
 use batch_alloc_rt::{stats, trim, Batch, Capture};
 
-use crate::common::with_capture;
+use workloads::testing::with_capture;
 
 /// Strings this many, in a burst: enough for several spans of each class
 /// (frames shrink under Miri, and Miri is slow).

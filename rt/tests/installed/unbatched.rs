@@ -3,7 +3,7 @@
 
 use batch_alloc_rt::{is_active, stats, Batch};
 
-use crate::common::serially;
+use workloads::testing::serially;
 
 #[repr(align(16384))]
 struct PastAPage(u8);

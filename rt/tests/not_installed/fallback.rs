@@ -3,7 +3,7 @@
 
 use batch_alloc_rt::{is_active, stats, Batch};
 
-use crate::common::{assert_boxes_disjoint, assert_span_bytes_sane};
+use workloads::testing::{assert_boxes_disjoint, assert_span_bytes_sane};
 
 #[test]
 fn batches_fall_back_to_plain_boxes() {

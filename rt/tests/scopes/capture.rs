@@ -21,10 +21,8 @@ use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE, PAGE_SI
 use batch_alloc_rt::{is_active, size_classes, stats, Capture, SizeClass};
 use proptest::prelude::*;
 
-use crate::common::{
-    assert_back_at, in_scope, inner_calls_in, live_since, on_fresh_thread, scoped_since,
-    with_capture, Rng,
-};
+use crate::scope::{in_scope, inner_calls_in, live_since, scoped_since};
+use workloads::testing::{assert_back_at, on_fresh_thread, seeded, with_capture, RngExt};
 
 /// The class that serves `layout`: the smallest whose slots are at least
 /// the layout's size and a multiple of its alignment (slots start at
@@ -677,25 +675,25 @@ fn threads_run_scoped_programs_at_once() {
         let len = if cfg!(miri) { 30 } else { 1_500 };
         let threads: Vec<_> = (0..4u64)
             .map(|t| {
-                let mut rng = Rng::new(0x5C0FE ^ t);
+                let mut rng = seeded(0x5C0FE ^ t);
                 let program: Vec<Op> = (0..len)
-                    .map(|_| match rng.below(40) {
+                    .map(|_| match rng.random_range(0..40) {
                         0 => Op::Open,
                         1 => Op::Close,
                         2..=19 => Op::Alloc {
-                            size: 1 + rng.below(MAX_SIZE),
-                            align_shift: rng.below(7) as u32,
-                            zeroed: rng.one_in(3),
+                            size: 1 + rng.random_range(0..MAX_SIZE),
+                            align_shift: rng.random_range(0..7) as u32,
+                            zeroed: rng.random_ratio(1, 3),
                         },
                         20..=26 => Op::Realloc {
-                            index: rng.below(1 << 20),
-                            size: 1 + rng.below(MAX_SIZE),
+                            index: rng.random_range(0..1 << 20),
+                            size: 1 + rng.random_range(0..MAX_SIZE),
                         },
                         27..=34 => Op::Free {
-                            index: rng.below(1 << 20),
+                            index: rng.random_range(0..1 << 20),
                         },
                         35..=38 => Op::FreeRemote {
-                            index: rng.below(1 << 20),
+                            index: rng.random_range(0..1 << 20),
                         },
                         _ => Op::Check,
                     })

@@ -9,10 +9,8 @@ use std::thread;
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{stats, trim, Capture};
 
-use crate::common::{
-    child_role, describe, in_scope, inner_calls_in, on_fresh_thread, run_child, test_name,
-    with_capture,
-};
+use crate::scope::{in_scope, inner_calls_in};
+use workloads::testing::{on_fresh_thread, with_capture};
 
 /// A byte vector of `len` bytes, each its index's low byte plus `salt`.
 fn filled(len: usize, salt: u8) -> Vec<u8> {
@@ -175,8 +173,7 @@ fn stale_after_trim_under_mlockall() -> (usize, usize) {
 #[cfg(target_os = "linux")]
 #[cfg_attr(miri, ignore = "Miri cannot spawn processes or lock memory")]
 fn zeroed_blocks_are_zero_under_mlockall() {
-    const NAME: &str = "zeroed_blocks_are_zero_under_mlockall";
-    if child_role().as_deref() == Some("mlockall") {
+    let child = workloads::in_child!(zeroed_blocks_are_zero_under_mlockall, |_| {}, || {
         // SAFETY: no preconditions; locks every page of the process.
         if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
             let why = std::io::Error::last_os_error();
@@ -191,11 +188,9 @@ fn zeroed_blocks_are_zero_under_mlockall() {
             (0, 0),
             "stale bytes in vec![0u8; 128 KiB], stale Somes in vec![None::<Box<u64>>; 16,384]"
         );
-        return;
-    }
-    let output = run_child(&test_name(module_path!(), NAME), "mlockall", None);
-    assert!(output.status.success(), "{}", describe(&output));
-    if String::from_utf8_lossy(&output.stdout).contains("mlockall-skipped") {
-        println!("{NAME}: skipped: mlockall(MCL_CURRENT | MCL_FUTURE) was refused");
+    });
+    assert!(child.status.success(), "{child}");
+    if child.output.contains("mlockall-skipped") {
+        println!("zeroed_blocks_are_zero_under_mlockall: skipped: mlockall(MCL_CURRENT | MCL_FUTURE) was refused");
     }
 }

@@ -8,20 +8,19 @@
 //!
 //! Every test reads the process-wide statistics and sets the process-wide
 //! capture setting, so each runs through the binary's one serial lock
-//! ([`common::with_capture`]): one at a time, each on a thread of its own.
+//! (`workloads::testing::with_capture`): one at a time, each on a thread
+//! of its own.
 
 // Vectors of boxes are what annotated loops make.
 #![allow(clippy::vec_box)]
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod capture;
 mod large;
+mod scope;
 mod scopes;
 
 use batch_alloc_rt::BatchAlloc;
-use common::Counting;
+use scope::Counting;
 
 #[global_allocator]
 static GLOBAL: BatchAlloc<Counting> = BatchAlloc::new(Counting);

@@ -21,10 +21,8 @@ use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope, Scope
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{is_active, set_capture, stats, Capture};
 
-use crate::common::{
-    assert_back_at, in_scope, inner_calls_in, live_since, on_fresh_thread, quietly, scoped_since,
-    with_capture,
-};
+use crate::scope::{in_scope, inner_calls_in, live_since, quietly, scoped_since};
+use workloads::testing::{assert_back_at, on_fresh_thread, with_capture};
 
 /// An open scope that captures, as the default setting opens it.
 const CAPTURING: Option<bool> = Some(true);

@@ -1,14 +1,12 @@
 //! What the behaviour tests of `#[batch_alloc]` share: the catalogue of
 //! functions (`catalogue!`), written once and compiled twice, as written in
 //! `plain` and under the attribute in `batched`; the types those functions
-//! use; the scenarios that run them (`scenarios.rs`); and a small executor
-//! that moves futures between threads (`pool`).
+//! use; and a small executor that moves futures between threads (`pool`).
 //!
-//! `macro_scoped.rs` invokes `catalogue!` and declares `scenarios` (`#[path
-//! = "macro_common/scenarios.rs"] mod scenarios;`), which finds `plain` and
-//! `batched` as `super::plain` and `super::batched`. Each function must give
-//! the same results both ways, and the module states what each scenario
-//! counts.
+//! `macro_scoped.rs` invokes `catalogue!`; the scenarios that run the
+//! functions (`macro_scoped/scenarios.rs`) find `plain` and `batched` as
+//! `super::plain` and `super::batched`. Each function must give the same
+//! results both ways, and the scenarios module states what each counts.
 
 // Each test binary uses part of what is here.
 #![allow(dead_code)]

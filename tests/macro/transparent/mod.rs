@@ -25,7 +25,7 @@ use std::task::{Context, Poll};
 use batch_alloc::__private::scope_on_this_thread;
 use batch_alloc::Capture;
 
-use crate::serial::with_capture;
+use workloads::testing::with_capture;
 
 thread_local! {
     static EVENTS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };

@@ -6,10 +6,13 @@
 //! inherent impl, a trait-impl method) and each copy (as written,
 //! annotated), a search finds the deepest recursion that fits a thread of
 //! [`STACK`] bytes: each probe runs in a child process (this test binary
-//! again), since a recursion that does not fit ends its process.
+//! again, running the test: `workloads::in_child!`), since a recursion
+//! that does not fit ends its process.
+
+use workloads::in_child;
+use workloads::testing::serially;
 
 use super::{annotated, as_written};
-use crate::serial::serially;
 
 /// The stack of the thread each probe recurses on.
 const STACK: usize = 512 * 1024;
@@ -59,38 +62,26 @@ fn recurse(copy: &str, shape: &str, depth: u32) {
     thread.join().expect("the recursion returned");
 }
 
-/// One probe, in a child process (see [`fits`]), as `CHILD_ENV` says
-/// (`copy shape depth`).
-#[test]
-#[ignore = "a probe the stack test runs in a child process"]
-fn stack_probe() {
-    let probe = std::env::var(CHILD_ENV).expect("run by the stack test, with its probe");
-    let mut words = probe.split(' ');
-    let (Some(copy), Some(shape), Some(depth)) = (words.next(), words.next(), words.next()) else {
-        panic!("bad probe {probe:?}");
-    };
-    recurse(copy, shape, depth.parse().expect("a depth"));
-}
-
-/// Whether `depth` levels fit, in a child process.
+/// Whether `depth` levels of `shape` of `copy` fit, in a child process
+/// (which reads its probe from `CHILD_ENV`).
 fn fits(copy: &str, shape: &str, depth: u32) -> bool {
-    let exe = std::env::current_exe().expect("path of the test binary");
-    let name = format!(
-        "{}::stack_probe",
-        module_path!().split_once("::").map_or("", |(_, p)| p)
+    let probe = format!("{copy} {shape} {depth}");
+    let child = in_child!(
+        an_annotated_recursion_takes_the_stack_it_took_as_written,
+        |command| {
+            command.env(CHILD_ENV, probe);
+        },
+        || {
+            let probe = std::env::var(CHILD_ENV).expect("a probe");
+            let mut words = probe.split(' ');
+            let (Some(copy), Some(shape), Some(depth)) = (words.next(), words.next(), words.next())
+            else {
+                panic!("bad probe {probe:?}");
+            };
+            recurse(copy, shape, depth.parse().expect("a depth"));
+        }
     );
-    let output = std::process::Command::new(exe)
-        .args([
-            name.as_str(),
-            "--exact",
-            "--include-ignored",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, format!("{copy} {shape} {depth}"))
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("the test binary runs as a child");
-    output.status.success()
+    child.status.success()
 }
 
 /// The deepest recursion that fits: a doubling search, then a bisection.

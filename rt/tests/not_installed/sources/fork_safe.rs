@@ -1,0 +1,82 @@
+//! Keeps std's one-time initialisations and locks out of the runtime
+//! (issue 30). A forked child has only the thread that forked: a
+//! `OnceLock` another thread was initialising, or a `Mutex` it held, stays
+//! so in the child for good, and the child's first scope or allocation
+//! waits forever (the settings' `OnceLock` did exactly that). The runtime's
+//! one-time runs are `RunOnce`s (`sync.rs`), which a child takes over, and
+//! its locks are `SpinLock`s that its fork handlers hold across a fork
+//! (`locks.rs`). This test reads the runtime's sources, comments and unit
+//! tests left out, and fails on any name of std's kinds (loom's
+//! `lazy_static!`, in the models' build only, aside).
+
+use std::fs;
+use std::path::Path;
+
+use super::layers::code;
+
+/// The names, and what to use instead.
+const FORBIDDEN: [(&str, &str); 10] = [
+    ("OnceLock", "sync::RunOnce"),
+    ("OnceCell", "sync::RunOnce"),
+    ("LazyLock", "sync::RunOnce"),
+    ("LazyCell", "sync::RunOnce"),
+    ("Once", "sync::RunOnce"),
+    ("lazy_static", "sync::RunOnce"),
+    ("Mutex", "a SpinLock in locks.rs"),
+    ("RwLock", "a SpinLock in locks.rs"),
+    ("Condvar", "a SpinLock in locks.rs"),
+    ("Barrier", "a SpinLock in locks.rs"),
+];
+
+/// The identifiers of `code`, in order.
+fn identifiers(code: &str) -> impl Iterator<Item = &str> {
+    code.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+}
+
+/// `file: name (use instead)` for every forbidden name in `code`.
+fn problems(file: &str, code: &str) -> Vec<String> {
+    let mut previous = "";
+    let mut found = Vec::new();
+    for word in identifiers(code) {
+        if let Some((_, instead)) = FORBIDDEN.iter().find(|(name, _)| *name == word) {
+            if !(word == "lazy_static" && previous == "loom") {
+                found.push(format!("{file}: {word} (use {instead})"));
+            }
+        }
+        previous = word;
+    }
+    found
+}
+
+#[test]
+fn the_runtime_uses_no_lock_or_one_time_init_a_fork_cannot_take_over() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for entry in fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_str().unwrap().to_string();
+        // Test modules, whole.
+        if file == "loom_model.rs" || file == "alloc_model.rs" {
+            continue;
+        }
+        found.extend(problems(&file, &code(&fs::read_to_string(&path).unwrap())));
+    }
+    found.sort();
+    assert!(found.is_empty(), "not fork-safe:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_reader_finds_the_names_and_spares_runonce_and_loom() {
+    let code = "static A: RunOnce = RunOnce::new();\nloom::lazy_static! {}\nstatic B: \
+                std::sync::Once = Once::new();\nuse std::sync::{Mutex, OnceLock};";
+    assert_eq!(
+        problems("f.rs", code),
+        [
+            "f.rs: Once (use sync::RunOnce)",
+            "f.rs: Once (use sync::RunOnce)",
+            "f.rs: Mutex (use a SpinLock in locks.rs)",
+            "f.rs: OnceLock (use sync::RunOnce)",
+        ]
+    );
+}
