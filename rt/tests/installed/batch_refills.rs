@@ -1,8 +1,8 @@
 //! A `Batch` is a run of its type's size class: its first refill asks for
 //! its capacity (a few slots with none), up to a span's slots, or takes the
-//! rest of the span when little more would remain there; the next asks for
-//! what the capacity still lacks, and once it is had, for twice the last
-//! request, up to a span; what it did not hand out goes back when it drops.
+//! rest of the span when little more would remain there; each later refill
+//! asks for twice the last request, up to a span; what it did not hand out
+//! goes back when it drops.
 //! (`Debug` shows the slots ready and the next refill's request; `stats()`
 //! counts the refills.)
 
@@ -73,11 +73,7 @@ fn a_capacity_past_a_span_asks_for_a_span() {
             .unwrap()
             .slots as u64;
         assert_eq!(ready + 1, span_slots, "a span's slots at most");
-        assert_eq!(
-            next,
-            u32::MAX as u64 - span_slots,
-            "then what the capacity still lacks"
-        );
+        assert_eq!(next, span_slots, "then a span's again");
         assert_eq!(*first, [7; 4]);
     });
 }
