@@ -1,15 +1,10 @@
 #!/usr/bin/env python3
 """Profiling for the crates harness: where the annotated builds' time goes.
 
-    python3 benches/crates/profile.py variant counters [--rev HEAD]
+    python3 benches/crates/profile.py variant nothp [--rev HEAD]
         a scratch copy of the runtime (a git-archive snapshot under
         target/crates/facade/) with the patches of VARIANTS applied; prints
         the directory, to pass to `run.sh --facade DIR`
-    python3 benches/crates/profile.py counters [--facade DIR] [--modes once,warm]
-        builds the workloads against the `counters` variant and runs each
-        batch build once per mode, printing the runtime's event counts
-        (realloc paths and bytes copied, refills, decommits, commits, frames
-        reused, scopes opened, spans emptied) with faults and times
     python3 benches/crates/profile.py callgrind [--workloads A,B] [--builds A,B]
         callgrind of one `once` process per build (symbols and line tables:
         the harness builds with debug = "line-tables-only"), outputs kept in
@@ -24,8 +19,6 @@
 Variants (comma-separated, composable), applied to a copy of the runtime
 only; nothing under rt/ in the repository changes:
 
-- `counters`: relaxed atomic counters on the slow paths, printed at exit on
-  stderr as `BATCH_COUNTERS {json}`;
 - `nothp`: the region is not advised for huge pages (the runtime advises
   all of it at reservation);
 - `refillspan`: a run's first refill takes its whole span;
@@ -47,173 +40,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import crates  # noqa: E402
 
-COUNTERS = [
-    "realloc_slot", "realloc_slot_in_place", "realloc_slot_to_slot", "realloc_slot_to_slot_bytes",
-    "realloc_slot_to_inner", "realloc_slot_to_inner_bytes",
-    "realloc_into_scope", "realloc_into_scope_bytes", "realloc_into_scope_forwarded",
-    "realloc_inner_no_scope",
-    "alloc_captured_slow", "alloc_captured_to_inner", "alloc_captured_to_inner_bytes",
-    "alloc_zeroed_captured",
-    "refills", "refill_slots_wanted", "next_slot",
-    "scopes_opened", "first_scope", "scope_enters", "pop_recycled", "alloc_captured_slow_large",
-    "decommit_calls", "decommit_bytes", "commit_calls", "commit_bytes",
-    "frame_from_pool", "frame_from_decaying", "frame_from_decommitted", "frame_fresh",
-    "release_to_pool", "release_to_decaying", "spans_emptied",
-]
-
-HCOUNT_RS = """//! Scratch event counters of benches/crates/profile.py: not part of
-//! batch-alloc. Printed at exit on stderr as `BATCH_COUNTERS {json}`.
-#![allow(missing_docs, clippy::undocumented_unsafe_blocks)]
-use core::sync::atomic::{AtomicU64, Ordering};
-
-pub const NAMES: [&str; %(n)d] = [%(names)s];
-pub static C: [AtomicU64; %(n)d] = [const { AtomicU64::new(0) }; %(n)d];
-
-#[inline(always)]
-pub fn add(i: usize, n: u64) {
-    C[i].fetch_add(n, Ordering::Relaxed);
-}
-
-struct Buf {
-    bytes: [u8; 8192],
-    len: usize,
-}
-
-impl core::fmt::Write for Buf {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let room = self.bytes.len() - self.len;
-        let n = s.len().min(room);
-        self.bytes[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
-        Ok(())
-    }
-}
-
-pub extern "C" fn dump() {
-    use core::fmt::Write;
-    let mut b = Buf { bytes: [0; 8192], len: 0 };
-    let _ = b.write_str("BATCH_COUNTERS {");
-    for i in 0..NAMES.len() {
-        let sep = if i == 0 { "" } else { ", " };
-        let _ = write!(b, "{sep}\\"{}\\": {}", NAMES[i], C[i].load(Ordering::Relaxed));
-    }
-    let _ = b.write_str("}\\n");
-    unsafe { libc::write(2, b.bytes.as_ptr().cast(), b.len) };
-}
-
-pub fn register() {
-    static ONCE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-    if !ONCE.swap(true, Ordering::Relaxed) {
-        unsafe { libc::atexit(dump) };
-    }
-}
-"""
-
-
-def idx(name):
-    return COUNTERS.index(name)
-
-
-def c(name, n="1"):
-    return f"crate::hcount::add({idx(name)}, ({n}) as u64);"
-
-
 # (file, anchor, replacement): the anchor must occur exactly once.
 PATCHES = {
-    "counters": [
-        ("src/lib.rs", "mod batch;\n", "mod batch;\n#[doc(hidden)]\npub mod hcount;\n"),
-        ("src/region.rs", "    INIT_LOCK.lock();\n    if STATE.load(Ordering::Relaxed) == UNINIT {",
-         "    crate::hcount::register();\n    INIT_LOCK.lock();\n    if STATE.load(Ordering::Relaxed) == UNINIT {"),
-        ("src/global.rs", """        if new_size <= at.span().slot_size.load(Ordering::Relaxed) as usize {""",
-         f"""        {c('realloc_slot')}
-        if new_size <= at.span().slot_size.load(Ordering::Relaxed) as usize {{
-            {c('realloc_slot_in_place')}"""),
-        ("src/global.rs", """        let new = match captured {
-            Some(slot) => slot.as_ptr(),""",
-         f"""        match captured {{
-            Some(_) => {{ {c('realloc_slot_to_slot')} {c('realloc_slot_to_slot_bytes', 'layout.size()')} }}
-            None => {{ {c('realloc_slot_to_inner')} {c('realloc_slot_to_inner_bytes', 'layout.size()')} }}
-        }}
-        let new = match captured {{
-            Some(slot) => slot.as_ptr(),"""),
-        ("src/global.rs", """        let Some(slot) = alloc_in_scope(state, class_of_layout(new_layout)) else {
-            // SAFETY: the caller's contract, forwarded.
-            return""",
-         f"""        let Some(slot) = alloc_in_scope(state, class_of_layout(new_layout)) else {{
-            {c('realloc_into_scope_forwarded')}
-            // SAFETY: the caller's contract, forwarded.
-            return"""),
-        ("src/global.rs", """        unsafe { ptr::copy_nonoverlapping(ptr, slot.as_ptr(), layout.size().min(new_size)) };""",
-         f"""        {c('realloc_into_scope')} {c('realloc_into_scope_bytes', 'layout.size().min(new_size)')}
-        unsafe {{ ptr::copy_nonoverlapping(ptr, slot.as_ptr(), layout.size().min(new_size)) }};"""),
-        ("src/global.rs", """                    false => unsafe { self.inner.realloc(ptr, layout, new_size) },""",
-         f"""                    false => {{ {c('realloc_inner_no_scope')} unsafe {{ self.inner.realloc(ptr, layout, new_size) }} }}"""),
-        ("src/global.rs", """        match alloc_in_scope(state, class_of_layout(layout)) {
-            Some(slot) => slot.as_ptr(),
-            // SAFETY: the caller's contract, forwarded.
-            None => unsafe { self.inner.alloc(layout) },""",
-         f"""        {c('alloc_captured_slow')}
-        if layout.size() > crate::config::MAX_SMALL_SIZE || layout.align() > 8 {{ {c('alloc_captured_slow_large')} }}
-        match alloc_in_scope(state, class_of_layout(layout)) {{
-            Some(slot) => slot.as_ptr(),
-            // SAFETY: the caller's contract, forwarded.
-            None => {{ {c('alloc_captured_to_inner')} {c('alloc_captured_to_inner_bytes', 'layout.size()')} unsafe {{ self.inner.alloc(layout) }} }},"""),
-        ("src/global.rs", """    unsafe fn alloc_zeroed_captured(&self, state: ScopeState, layout: Layout) -> *mut u8 {""",
-         f"""    unsafe fn alloc_zeroed_captured(&self, state: ScopeState, layout: Layout) -> *mut u8 {{
-        {c('alloc_zeroed_captured')}"""),
-        ("src/runs.rs", """    let Some(reservation) = reserve(heap, class, want, false, Tally::Run) else {""",
-         f"""    {c('refills')} {c('refill_slots_wanted', 'want')}
-    let Some(reservation) = reserve(heap, class, want, false, Tally::Run) else {{"""),
-        ("src/runs.rs", """fn next_slot(heap: &HeapRecord, run: &Run, class: u8) -> Option<NonNull<u8>> {""",
-         f"""fn next_slot(heap: &HeapRecord, run: &Run, class: u8) -> Option<NonNull<u8>> {{
-    {c('next_slot')}"""),
-        ("src/scope.rs", """        heap::set_scope_state(state.map_addr(|a| a | bits));
-        return OPENED;""",
-         f"""        heap::set_scope_state(state.map_addr(|a| a | bits));
-        {c('scopes_opened')}
-        return OPENED;"""),
-        ("src/scope.rs", """fn first_scope() -> u8 {""", f"""fn first_scope() -> u8 {{
-    {c('first_scope')}"""),
-        ("src/scope.rs", """fn open_or_join() -> u8 {""", f"""fn open_or_join() -> u8 {{
-    {c('scope_enters')}"""),
-        ("src/runs.rs", """fn pop_recycled(run: &Run) -> *mut u8 {""", f"""fn pop_recycled(run: &Run) -> *mut u8 {{
-    {c('pop_recycled')}"""),
-        ("src/os.rs", """    pub unsafe fn commit(start: *mut u8, len: usize) -> bool {""",
-         f"""    pub unsafe fn commit(start: *mut u8, len: usize) -> bool {{
-        {c('commit_calls')} {c('commit_bytes', 'len')}"""),
-        ("src/os.rs", """    pub unsafe fn decommit(start: *mut u8, len: usize) {""",
-         f"""    pub unsafe fn decommit(start: *mut u8, len: usize) {{
-        {c('decommit_calls')} {c('decommit_bytes', 'len')}"""),
-        ("src/region.rs", """    if let Some(frame) = POOL.pop(link) {
-        POOL_LEN.fetch_sub(1, Ordering::Relaxed);""",
-         f"""    if let Some(frame) = POOL.pop(link) {{
-        {c('frame_from_pool')}
-        POOL_LEN.fetch_sub(1, Ordering::Relaxed);"""),
-        ("src/region.rs", """    if let Some(frame) = DECAYING.pop(link) {
-        DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);""",
-         f"""    if let Some(frame) = DECAYING.pop(link) {{
-        {c('frame_from_decaying')}
-        DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);"""),
-        ("src/region.rs", """    DECOMMITTED.pop(link)
-}""", f"""    let f = DECOMMITTED.pop(link);
-    if f.is_some() {{ {c('frame_from_decommitted')} }}
-    f
-}}"""),
-        ("src/region.rs", """    let frame = NEXT_FRAME.fetch_add(1, Ordering::Relaxed);
-    if frame >= MAX_FRAMES {""", f"""    let frame = NEXT_FRAME.fetch_add(1, Ordering::Relaxed);
-    {c('frame_fresh')}
-    if frame >= MAX_FRAMES {{"""),
-        ("src/region.rs", """        POOL.push(frame, &span.pool_next);
-    } else {""", f"""        {c('release_to_pool')}
-        POOL.push(frame, &span.pool_next);
-    }} else {{
-        {c('release_to_decaying')}"""),
-        ("src/queues.rs", """pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {""",
-         f"""pub(crate) fn span_emptied(local: &mut HeapLocal, frame: u32, span: &Span) {{
-    {c('spans_emptied')}"""),
-    ],
-    # The runtime advises its region for huge pages (rt/src/region.rs);
-    # this takes the advice away, to measure what it buys.
     "nothp": [
         ("src/region.rs", """    unsafe { os::advise_huge_pages(aligned, META_BYTES + REGION_BYTES) };""",
          """    let _ = aligned; // profile.py variant nothp: no huge-page advice"""),
@@ -257,10 +85,6 @@ def make_variant(rev, variants):
     if os.path.exists(dest):
         shutil.rmtree(dest)
     shutil.copytree(base, dest)
-    if "counters" in variants:
-        names = ", ".join(f'"{n}"' for n in COUNTERS)
-        with open(os.path.join(dest, "rt", "src", "hcount.rs"), "w") as f:
-            f.write(HCOUNT_RS % dict(n=len(COUNTERS), names=names))
     for path, anchor, replacement in patches:
         full = os.path.join(dest, "rt", path)
         text = open(full).read()
@@ -271,46 +95,6 @@ def make_variant(rev, variants):
     open(os.path.join(dest, ".patches"), "w").write(stamp)
     open(done, "w").write(key)
     return dest
-
-
-def parse_counters(stderr):
-    for line in stderr.splitlines():
-        if line.startswith("BATCH_COUNTERS "):
-            return json.loads(line[len("BATCH_COUNTERS "):])
-    return None
-
-
-def counters(args):
-    facade = args.facade or make_variant(args.rev, ["counters"])
-    subprocess.run([sys.executable, os.path.join(HERE, "crates.py"), "--facade", facade,
-                    "--build-only", "--skip-tests", "--skip-callgrind"]
-                   + (["--projects", args.projects] if args.projects else []), check=True)
-    work = crates.work_dir(facade)
-    inputs = json.load(open(os.path.join(crates.SCRATCH, "results", "latest", "results.json")))["inputs"]
-    out = {}
-    for w, info in inputs.items():
-        if args.workloads and w not in args.workloads.split(","):
-            continue
-        for b in args.builds.split(","):
-            binary = os.path.join(work, "bin", crates.package_name(info["project"], b))
-            for mode in args.modes.split(","):
-                proc = subprocess.run([binary, mode, w, info["input"]], capture_output=True, text=True,
-                                      env=dict(os.environ, CRATES_SMAPS="1"))
-                if proc.returncode != 0:
-                    sys.exit(proc.stderr[-3000:])
-                row = json.loads(proc.stdout.strip().splitlines()[-1])
-                row["counters"] = parse_counters(proc.stderr)
-                out.setdefault(w, {}).setdefault(b, {})[mode] = row
-                cnt = row["counters"] or {}
-                nz = {k: v for k, v in cnt.items() if v}
-                print(f"{w} {b} {mode}: parse {row['parse_ns'] / 1e6:.1f} ms drop {row['drop_ns'] / 1e6:.1f} ms "
-                      f"faults parse {row['minflt_parse']} drop {row['minflt_drop']} process {row['minflt']} "
-                      f"rss {row['maxrss_kb'] // 1024} MiB smaps {row['smaps']} batch {row['batch']}\n    {nz}",
-                      flush=True)
-    path = os.path.join(crates.SCRATCH, "profile", f"counters-{os.path.basename(facade)}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    json.dump(out, open(path, "w"), indent=1)
-    print(f"written {path}")
 
 
 # Where an instruction's source line is: the category callgrind's line
@@ -549,8 +333,7 @@ def programs(args):
     binaries of a build of the benches package): callgrind of one run (a
     process with REPS 1 less one with REPS 0) by category, and, natively,
     minor faults of the first run and of a warm run (from processes with
-    REPS 0, 1 and 5), times, and the runtime's counters where the binaries
-    carry them."""
+    REPS 0, 1 and 5) and times."""
     import statistics
     bins = os.path.abspath(args.bins)
     cwd = args.cwd
@@ -590,7 +373,6 @@ def programs(args):
                     row = json.loads(proc.stdout.strip().splitlines()[-1])
                     row["minflt"], row["maxrss_kb"] = int(t[0]), int(t[1])
                     row["user_s"], row["sys_s"] = float(t[2]), float(t[3])
-                    row["counters"] = parse_counters(proc.stderr)
                     rows.append(row)
                 native[reps] = rows
             med = statistics.median
@@ -603,11 +385,6 @@ def programs(args):
             cell["warm_run_ms"] = med([r["times_ms"][4] for r in native[5]])
             cell["peak_rss_kb"] = med([r["maxrss_kb"] for r in native[1]])
             cell["sys_s"] = {k: med([r["sys_s"] for r in v]) for k, v in native.items()}
-            if native[1][0]["counters"]:
-                zero = {k: 0 for k in native[1][0]["counters"]}
-                c0, c1, c5 = (native[r][0]["counters"] or zero for r in (0, 1, 5))
-                cell["counters_one_run"] = {k: c1[k] - c0[k] for k in c1}
-                cell["counters_warm_run"] = {k: (c5[k] - c1[k]) / 4 for k in c1}
             line = (f"{prog:8} {binary:15} {variant:6} first run {cell['first_run_ms']:7.1f} ms, warm {cell['warm_run_ms']:7.1f} ms; "
                     f"faults first run {cell['faults_first_run']:8,.0f}, warm run {cell['faults_warm_run']:8,.0f}; "
                     f"peak RSS {cell['peak_rss_kb'] / 1024:6.1f} MiB")
@@ -618,11 +395,6 @@ def programs(args):
                 for c, n in sorted(cell["categories"].items(), key=lambda kv: -kv[1]):
                     if abs(n) > 0.5e6:
                         print(f"      {n / 1e6:9.2f} M  {c}")
-            if cell.get("counters_one_run"):
-                nz = {k: v for k, v in cell["counters_one_run"].items() if v}
-                print(f"      counters, first run: {nz}")
-                nz = {k: round(v) for k, v in cell["counters_warm_run"].items() if v}
-                print(f"      counters, a warm run: {nz}")
     path = os.path.join(out_dir, "summary.json")
     json.dump(summary, open(path, "w"), indent=1)
     print(f"written {path}")
@@ -636,13 +408,6 @@ def main():
     v = sub.add_parser("variant")
     v.add_argument("variants")
     v.add_argument("--rev", default="HEAD")
-    cn = sub.add_parser("counters")
-    cn.add_argument("--rev", default="HEAD")
-    cn.add_argument("--facade")
-    cn.add_argument("--projects")
-    cn.add_argument("--workloads")
-    cn.add_argument("--builds", default="batch_system,batch_mimalloc")
-    cn.add_argument("--modes", default="once,warm")
     cg = sub.add_parser("callgrind")
     cg.add_argument("--facade")
     cg.add_argument("--workloads")
@@ -684,8 +449,6 @@ def main():
         return
     if args.cmd == "variant":
         print(make_variant(args.rev, args.variants.split(",")))
-    elif args.cmd == "counters":
-        counters(args)
     else:
         callgrind(args)
 
