@@ -25,7 +25,7 @@ use batch_alloc::__private::scope_on_this_thread;
 use batch_alloc::{batch_alloc, is_active, stats, Batch, Stats};
 use workloads::testing::{
     assert_back_at, assert_boxes_disjoint, assert_disjoint, box_range, check_words, class_of, fill,
-    serially, slice_range,
+    serially, silenced, slice_range,
 };
 
 /// Runs `f` on a fresh thread, one test at a time ([`serially`]), and
@@ -316,20 +316,6 @@ mod scoped {
 /// Allocations served by a scope since `before`.
 fn scoped_since(before: Stats) -> u64 {
     stats().scoped_allocations - before.scoped_allocations
-}
-
-/// Runs `f` with the panic message silenced. The default hook writes the
-/// message (and a backtrace, with `RUST_BACKTRACE`) while the scope is
-/// still open, so its buffers would be captured and kept by the test
-/// harness's output capture and std's backtrace caches, and counted as
-/// slots still out. The hook is the process's: the callers run
-/// [`serially`], so no other test panics or changes it meanwhile.
-fn silenced<R>(f: impl FnOnce() -> R) -> R {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = catch_unwind(AssertUnwindSafe(f));
-    std::panic::set_hook(hook);
-    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 #[test]

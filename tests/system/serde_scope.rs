@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use workloads::testing::{
-    assert_disjoint, assert_slots_back_at, assert_span_bytes_sane, box_range, serially,
+    assert_disjoint, assert_slots_back_at, assert_span_bytes_sane, box_range, serially, silenced,
 };
 
 #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
@@ -254,15 +254,12 @@ impl<'de> Deserialize<'de> for Fuse {
 fn a_panic_halfway_closes_the_scope_and_leaks_nothing() {
     serially(|| {
         let json = serde_json::to_string(&(0..200).collect::<Vec<u64>>()).unwrap();
-        // The panic hook runs where the panic is, inside the scope: with
-        // RUST_BACKTRACE set, std's symbol cache (kept for the process)
-        // would come from the scope's runs and look like a leak here.
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
         let before = stats();
-        let (result, served) =
-            counting(|| catch_unwind(AssertUnwindSafe(|| through::<Vec<Box<Fuse>>>(&json))));
-        std::panic::set_hook(hook);
+        let (result, served) = counting(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                silenced(|| through::<Vec<Box<Fuse>>>(&json))
+            }))
+        });
         assert!(result.is_err(), "the 100th element panics");
         // The payload, boxed where the panic was, is a slot too.
         drop(result);

@@ -68,3 +68,17 @@ pub fn served<R>(f: impl FnOnce() -> R) -> (R, u64) {
         from_batches + after.scoped_allocations - before.scoped_allocations,
     )
 }
+
+/// Runs `f` with the panic message silenced. The default hook writes the
+/// message (and a backtrace, with `RUST_BACKTRACE`) where the panic is,
+/// inside any scope open there, so its buffers and std's backtrace caches
+/// would be served by the scope, kept, and counted as slots still out. The
+/// hook is the process's: call this from a test that runs [`serially`], so
+/// that no other test panics or changes it meanwhile.
+pub fn silenced<R>(f: impl FnOnce() -> R) -> R {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
