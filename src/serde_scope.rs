@@ -60,7 +60,10 @@
 use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Deserializes a `T` with its own `Deserialize` impl, inside a batch
-/// scope: `scope(|| T::deserialize(deserializer))`.
+/// scope: `scope(|| T::deserialize(deserializer))`. With the `report`
+/// feature, the scope is reported at the field's `#[serde(with)]`
+/// attribute, where serde's generated code calls this.
+#[track_caller]
 pub fn deserialize<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
