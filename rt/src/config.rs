@@ -75,9 +75,20 @@ pub const POOL_RESIDENT_FRAMES: usize = 512;
 /// taken, since the frames waiting are about to be reused), so an idle
 /// program keeps what it had until it next gives a frame back, or until
 /// `trim` is called. mimalloc's purge delay is 10 ms, jemalloc's dirty-page
-/// decay 10 s; a tenth of a second keeps a loop's working set across
-/// iterations and hands back a burst's soon after.
+/// decay 10 s; a tenth of a second hands back a burst's memory soon after.
+/// A loop's working set is kept by [`DECAY_WINDOW_MILLIS`].
 pub const DECAY_MILLIS: u32 = 100;
+
+/// How far back the decay looks for the program's own need of the frames
+/// waiting: of the empty frames past the resident pool, only as many go
+/// back as the program left unused throughout the last one to two windows
+/// of this length. A loop that builds and drops a structure larger than
+/// the pool, each iteration shorter than this, keeps its frames, and
+/// their huge pages, across iterations: a parser's fifth parse in a loop
+/// took 1,440 page faults when every frame that waited
+/// [`DECAY_MILLIS`] went back mid-parse, to be faulted in again 4 KiB at a
+/// time (docs/runtime.md). A burst's memory goes back within two windows.
+pub const DECAY_WINDOW_MILLIS: u32 = 1000;
 
 /// Slots asked for by the first refill of a run (a scope's, or a batch's
 /// with no capacity), which later refills double.

@@ -41,8 +41,9 @@
 //! - **abandoned span**: a span whose owner thread exited while boxes from it
 //!   were alive. Frees still work; the last one returns the span to the pool.
 //! - **pool**: empty frames shared by all threads; past a limit they decay:
-//!   a frame not reused within 100 ms goes back to the
-//!   operating system.
+//!   a frame not reused within 100 ms goes back to the operating system,
+//!   as far as the program did not need that many frames in the last
+//!   second or two.
 //!
 //! # The life of a box
 //!

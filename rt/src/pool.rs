@@ -7,8 +7,12 @@
 //! Up to [`POOL_RESIDENT_FRAMES`] single frames stay resident for good; the
 //! rest, and every free extent, stay resident for [`DECAY_MILLIS`] without
 //! reuse before their memory goes back to the OS (or at once, on
-//! [`trim`](crate::trim)). When the table of extents is full, the smallest
-//! extent's frames join the stacks.
+//! [`trim`](crate::trim)). Single frames go back only as far as the program
+//! did not need them: no more of them than the fewest that waited at any
+//! time in the last one to two [`DECAY_WINDOW_MILLIS`], so that a loop
+//! whose every iteration builds and drops more than the resident pool
+//! finds its frames, and their huge pages, still there. When the table of
+//! extents is full, the smallest extent's frames join the stacks.
 //!
 //! Only memory the kernel said it took back counts as given back: an extent
 //! reads as zero, and a large block taken from it skips zeroing, only then.
@@ -21,7 +25,9 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
 
 use crate::class;
-use crate::config::{DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES};
+use crate::config::{
+    DECAY_MILLIS, DECAY_WINDOW_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES,
+};
 use crate::fatal::fatal;
 use crate::frame::Frame;
 use crate::locks;
@@ -44,6 +50,16 @@ static DECAYING_LEN: AtomicUsize = AtomicUsize::new(0);
 static DECOMMITTED: IndexStack = IndexStack::new();
 /// When [`DECAYING`] was last looked through, in the clock's milliseconds.
 static LAST_DECAY: AtomicU32 = AtomicU32::new(0);
+/// The fewest frames [`DECAYING`] held since [`WINDOW_STARTED`] (lowered as
+/// the program takes frames from it; set to its length when a window
+/// starts), and in the window before: as many frames as the smaller of the
+/// two waited unused through a whole window at least. Frames the decay gives
+/// back are taken off both, so that they are not counted again.
+static UNNEEDED_NOW: AtomicUsize = AtomicUsize::new(0);
+static UNNEEDED_BEFORE: AtomicUsize = AtomicUsize::new(0);
+/// When the current window of [`DECAY_WINDOW_MILLIS`] started. The first
+/// decay of a process starts one, with nothing known unneeded before it.
+static WINDOW_STARTED: AtomicU32 = AtomicU32::new(0);
 
 // ---- single frames ----
 
@@ -125,17 +141,21 @@ fn pop_empty_frame() -> Option<Frame> {
         return Some(frame);
     }
     if let Some(frame) = DECAYING.pop(link) {
-        DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
+        let left = DECAYING_LEN.fetch_sub(1, Ordering::Relaxed).wrapping_sub(1);
+        UNNEEDED_NOW.fetch_min(left, Ordering::Relaxed);
         return Some(frame);
     }
-    DECOMMITTED.pop(link)
+    let frame = DECOMMITTED.pop(link)?;
+    // The program needed more than waited: none of it was unneeded.
+    UNNEEDED_NOW.store(0, Ordering::Relaxed);
+    Some(frame)
 }
 
-/// Gives the memory of frames that waited [`DECAY_MILLIS`] unused (all of
-/// them with `everything`) back to the OS. One thread looks at a time, at
-/// most twice per delay unless `everything`; the others carry on (and may
-/// find fewer frames to reuse meanwhile). False if another thread was
-/// looking.
+/// Gives the memory of frames that waited [`DECAY_MILLIS`] unused back to
+/// the OS, as many as the program left unneeded through the last window
+/// (all of them with `everything`). One thread looks at a time, at most
+/// twice per delay unless `everything`; the others carry on (and may find
+/// fewer frames to reuse meanwhile). False if another thread was looking.
 #[cold]
 fn decay(now: u32, everything: bool) -> bool {
     let last = LAST_DECAY.load(Ordering::Relaxed);
@@ -148,18 +168,45 @@ fn decay(now: u32, everything: bool) -> bool {
     {
         return false;
     }
+    if now.wrapping_sub(WINDOW_STARTED.load(Ordering::Relaxed)) >= DECAY_WINDOW_MILLIS {
+        WINDOW_STARTED.store(now, Ordering::Relaxed);
+        let waiting = DECAYING_LEN.load(Ordering::Relaxed);
+        let unneeded = UNNEEDED_NOW.swap(waiting, Ordering::Relaxed);
+        UNNEEDED_BEFORE.store(unneeded, Ordering::Relaxed);
+    }
+    let unneeded = match everything {
+        true => usize::MAX,
+        false => UNNEEDED_NOW
+            .load(Ordering::Relaxed)
+            .min(UNNEEDED_BEFORE.load(Ordering::Relaxed)),
+    };
+    if unneeded == 0 {
+        return true;
+    }
     // Taking the whole stack makes this thread its only holder: nobody
-    // else reads the links walked below.
+    // else reads or writes the links relinked and walked below. Reversed,
+    // it runs from the longest-waiting frame up, so that those go back
+    // first, and pushing the rest back in that order keeps the stack's.
     let mut next = DECAYING.take_all();
+    let mut oldest_first = 0;
+    while let Some(frame) = Frame::from_link(next) {
+        let link = &span(frame).pool_next;
+        next = link.load(Ordering::Relaxed);
+        link.store(oldest_first, Ordering::Relaxed);
+        oldest_first = frame.link();
+    }
+    let mut given_back_count: usize = 0;
+    let mut next = oldest_first;
     while let Some(frame) = Frame::from_link(next) {
         let span = span(frame);
         next = span.pool_next.load(Ordering::Relaxed);
         let waited = now.wrapping_sub(span.pooled_at.load(Ordering::Relaxed));
-        let due = everything || waited >= DECAY_MILLIS;
+        let due = given_back_count < unneeded && (everything || waited >= DECAY_MILLIS);
         // SAFETY: the frame is committed (it was assigned), empty, and held
         // by this thread alone.
         let given_back = due && unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
         if given_back {
+            given_back_count = given_back_count.wrapping_add(1);
             DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
             DECOMMITTED.push(frame, &span.pool_next);
         } else {
@@ -170,6 +217,10 @@ fn decay(now: u32, everything: bool) -> bool {
             DECAYING.push(frame, &span.pool_next);
         }
     }
+    let less = |count: usize| Some(count.saturating_sub(given_back_count));
+    // `less` always returns `Some`, so neither can fail.
+    let _ = UNNEEDED_NOW.fetch_update(Ordering::Relaxed, Ordering::Relaxed, less);
+    let _ = UNNEEDED_BEFORE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, less);
     true
 }
 
