@@ -81,9 +81,10 @@ fn last_slot_freed(heap: OwnedHeap, at: Located, span: &Span, used: u32) {
 }
 
 /// Every other free: a span on this thread's full queue, another thread's
-/// span, a box smaller than a link, the hardened checks. The common one, a
-/// remote free into an owned span, goes to this thread's outbox (no atomic
-/// instruction and no stack frame); the rest go further out of line.
+/// span, a box smaller than a link. A free into this thread's own span
+/// pushes onto its list here; the common remote one, into an owned span,
+/// goes to this thread's outbox (no atomic instruction and no stack
+/// frame); the rest go further out of line.
 /// `owner` is the span's owner word as the caller read it: the decision
 /// needs no second read, and the outbox's common case no span metadata.
 ///
@@ -104,7 +105,12 @@ unsafe fn free_slow(
     }
     let at = Located { base, offset };
     let span = at.span();
-    if owner.can_chain(size) && owner.heap() != heap {
+    if owner.heap() == heap {
+        // SAFETY: forwarded contract; this thread owns the span (`heap` is a
+        // real record here, and a large block's owner is null).
+        return unsafe { free_own_rare(ptr, base, offset, size, heap, owner) };
+    }
+    if owner.can_chain(size) {
         if CHECK_SLOT_STARTS {
             check_slot_start(span, at.offset_in_frame());
         }
@@ -115,6 +121,34 @@ unsafe fn free_slow(
     }
     // SAFETY: forwarded contract.
     unsafe { free_rare(ptr, base, offset, size, heap) }
+}
+
+/// A free into this thread's own span that the fast path left out: a box
+/// smaller than a link, or a span on the full queue. Short boxes are common
+/// (a parser's one- to three-byte identifiers in `Box<str>`: a tenth of
+/// syn's frees), so they skip `free_rare`'s general checks. Out of line so
+/// that `free_slow`'s outbox path keeps no stack frame.
+///
+/// # Safety
+/// - As for [`free_slow`], and `owner`, the span's owner word, names `heap`.
+#[inline(never)]
+unsafe fn free_own_rare(
+    ptr: *mut u8,
+    base: *mut u8,
+    offset: usize,
+    size: usize,
+    heap: *mut HeapRecord,
+    owner: OwnerWord,
+) {
+    let at = Located { base, offset };
+    let span = at.span();
+    if CHECK_SLOT_STARTS {
+        check_slot_start(span, at.offset_in_frame());
+    }
+    let slot = Slot { ptr, at, size };
+    // SAFETY: forwarded contract; this thread owns the span. (Hardened
+    // builds never come here: their every free is `free_rare`'s.)
+    unsafe { free_owned(heap, span, slot, owner.on_full_queue()) };
 }
 
 /// A free on a thread that has no heap: a thread that never allocated from
@@ -166,9 +200,9 @@ unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: us
     unsafe { free_rare(ptr, base, offset, size, NO_HEAP) }
 }
 
-/// A free into a span of this thread's full queue, an armed, abandoned or
-/// unassigned span, of a box smaller than a link, or with the hardened
-/// checks (every free, in hardened builds).
+/// A free into an armed, abandoned or unassigned span, a box smaller than a
+/// link into another thread's span, or with the hardened checks (every
+/// free, in hardened builds, the owner's own included).
 ///
 /// # Safety
 /// - As for [`free_slow`].
