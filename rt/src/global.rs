@@ -99,7 +99,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
         let state = heap::scope_state();
         let p = if state.captures() {
             // SAFETY: the caller's contract, forwarded.
-            unsafe { self.alloc_captured(state, layout) }
+            unsafe { Self::alloc_captured(layout.size(), layout.align(), state, self) }
         } else {
             // SAFETY: the caller's contract, forwarded.
             unsafe { self.inner.alloc(layout) }
@@ -170,17 +170,21 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
     /// test and a call: inlined with the bump, it made callers such as
     /// `RawVec`'s allocation too large to inline themselves, which cost
     /// instructions in code as written, where no scope is ever open, and
-    /// in captured allocations too (docs/runtime.md has the figures).
+    /// in captured allocations too (docs/runtime.md has the figures). Its
+    /// parameters come in `__rust_alloc`'s order (size, then alignment), so
+    /// that the call moves no register.
     ///
     /// # Safety
-    /// - As for [`GlobalAlloc::alloc`], with `state` this thread's open,
-    ///   capturing scope.
+    /// - As for [`GlobalAlloc::alloc`], with `size` and `align` a layout's,
+    ///   and `state` this thread's open, capturing scope.
     #[inline(never)]
-    unsafe fn alloc_captured(&self, state: ScopeState, layout: Layout) -> *mut u8 {
+    unsafe fn alloc_captured(size: usize, align: usize, state: ScopeState, this: &Self) -> *mut u8 {
+        // SAFETY: the parts of a `Layout` (the caller's contract).
+        let layout = unsafe { Layout::from_size_align_unchecked(size, align) };
         match bump_captured(state, layout) {
             Some(slot) => slot.as_ptr(),
             // SAFETY: the caller's contract, forwarded.
-            None => unsafe { self.alloc_captured_slow(state, layout) },
+            None => unsafe { this.alloc_captured_slow(state, layout) },
         }
     }
 
