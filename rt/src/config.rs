@@ -71,10 +71,10 @@ pub const POOL_RESIDENT_FRAMES: usize = 512;
 
 /// How long an empty frame past [`POOL_RESIDENT_FRAMES`] stays resident
 /// without being reused before its memory goes back to the OS. The check
-/// runs when a frame is given back (no thread of its own; never when one is
-/// taken, since the frames waiting are about to be reused), so an idle
-/// program keeps what it had until it next gives a frame back, or until
-/// `trim` is called. mimalloc's purge delay is 10 ms, jemalloc's dirty-page
+/// runs when a frame is given back, or when a large block grows the region
+/// (no thread of its own; never when a span takes a frame, since the frames
+/// waiting are about to be reused), so an idle program keeps what it had
+/// until it next does either, or until `trim` is called. mimalloc's purge delay is 10 ms, jemalloc's dirty-page
 /// decay 10 s; a tenth of a second hands back a burst's memory soon after.
 /// A loop's working set is kept by [`DECAY_WINDOW_MILLIS`].
 pub const DECAY_MILLIS: u32 = 100;

@@ -82,7 +82,13 @@ pub(crate) fn alloc(size: usize, zeroed: bool) -> Option<NonNull<u8>> {
     let (first, zero) = match pool::take_extent(frames) {
         Some(taken) => taken,
         // Past the high-water mark: committed memory no one has written.
-        None => (region::fresh_frames(frames)?, true),
+        // The single frames waiting cannot serve a block, so the decay may
+        // run first: a program that dropped a structure of small objects and
+        // now makes only large blocks gives no frame back to run it.
+        None => {
+            pool::decay_if_due();
+            (region::fresh_frames(frames)?, true)
+        }
     };
     let block = frame_base(first);
     if zeroed && !zero {

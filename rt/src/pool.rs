@@ -125,9 +125,10 @@ pub(crate) unsafe fn pool_empty_frame(frame: Frame) {
 }
 
 /// Lets frames that waited long enough decay, when the program gives a
-/// frame back: a load when none waits.
+/// frame back or grows the region for a large block: a load when none
+/// waits.
 #[inline]
-fn decay_if_due() {
+pub(crate) fn decay_if_due() {
     if DECAYING_LEN.load(Ordering::Relaxed) != 0 {
         decay(os::now_millis(), false);
     }

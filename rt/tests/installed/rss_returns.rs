@@ -170,3 +170,41 @@ fn a_loop_keeps_its_frames_across_iterations() {
         );
     });
 }
+
+/// Frames a dropped structure left waiting go back even when the program
+/// then makes only large blocks, which single frames cannot serve, and
+/// gives no frame back: each block that grows the region lets the decay
+/// run. (When only a frame given back ran it, they stayed until `trim`.)
+#[test]
+fn waiting_frames_go_back_while_the_program_makes_only_large_blocks() {
+    const BLOCK: usize = 1 << 20;
+    serially(|| {
+        let mut boxes = Vec::with_capacity(BOXES);
+        for slot in boxes.spare_capacity_mut() {
+            *slot = std::mem::MaybeUninit::zeroed();
+        }
+        let (start, full) = build_and_drop(&mut boxes);
+        let dropped = Instant::now();
+        // Kept, so that no freed block's extent serves the next one.
+        let mut blocks: Vec<Vec<u8>> = Vec::new();
+        let bound = |blocks: usize| start + (40 << 20) + (blocks * BLOCK) as u64;
+        let mut after = resident_bytes();
+        while after >= bound(blocks.len()) && dropped.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(200));
+            blocks.push(batch_alloc_rt::scope(|| vec![1u8; BLOCK]));
+            after = resident_bytes();
+        }
+        println!(
+            "back {} ms after the drop, {} blocks made",
+            dropped.elapsed().as_millis(),
+            blocks.len()
+        );
+        let held = blocks.len();
+        drop(blocks);
+        trim();
+        assert!(
+            after < bound(held),
+            "memory not returned: {start} -> {full} -> {after} with {held} blocks"
+        );
+    });
+}
