@@ -106,8 +106,8 @@ unsafe fn free_slow(
     let at = Located { base, offset };
     let span = at.span();
     if owner.heap() == heap {
-        // SAFETY: forwarded contract; this thread owns the span (`heap` is a
-        // real record here, and a large block's owner is null).
+        // `heap` is a real record here, and a large block's owner is null.
+        // SAFETY: forwarded contract; this thread owns the span.
         return unsafe { free_own_rare(ptr, base, offset, size, heap, owner) };
     }
     if owner.can_chain(size) {
@@ -146,8 +146,8 @@ unsafe fn free_own_rare(
         check_slot_start(span, at.offset_in_frame());
     }
     let slot = Slot { ptr, at, size };
-    // SAFETY: forwarded contract; this thread owns the span. (Hardened
-    // builds never come here: their every free is `free_rare`'s.)
+    // Hardened builds never come here: their every free is `free_rare`'s.
+    // SAFETY: forwarded contract; this thread owns the span.
     unsafe { free_owned(heap, span, slot, owner.on_full_queue()) };
 }
 

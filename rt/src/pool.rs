@@ -203,8 +203,7 @@ fn decay(now: u32, everything: bool) -> bool {
         next = span.pool_next.load(Ordering::Relaxed);
         let waited = now.wrapping_sub(span.pooled_at.load(Ordering::Relaxed));
         let due = given_back_count < unneeded && (everything || waited >= DECAY_MILLIS);
-        // SAFETY: the frame is committed (it was assigned), empty, and held
-        // by this thread alone.
+        // SAFETY: committed (it was assigned), empty, held by this thread alone.
         let given_back = due && unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
         if given_back {
             given_back_count = given_back_count.wrapping_add(1);

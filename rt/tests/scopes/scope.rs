@@ -84,15 +84,3 @@ pub fn scoped_since(before: &Stats) -> u64 {
 pub fn live_since(before: &Stats) -> i64 {
     stats().live_slots as i64 - before.live_slots as i64
 }
-
-/// Runs `f`, which panics and catches its own panics, with the panic hook
-/// silenced. The hook's message would go to the test harness's captured
-/// output, a buffer that outlives the test, grown from inside the scope:
-/// a slot a test would count as leaked.
-pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    std::panic::set_hook(hook);
-    r.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}

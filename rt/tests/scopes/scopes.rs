@@ -21,8 +21,8 @@ use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope, Scope
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{is_active, set_capture, stats, Capture};
 
-use crate::scope::{in_scope, inner_calls_in, live_since, quietly, scoped_since};
-use workloads::testing::{assert_back_at, on_fresh_thread, with_capture};
+use crate::scope::{in_scope, inner_calls_in, live_since, scoped_since};
+use workloads::testing::{assert_back_at, on_fresh_thread, silenced, with_capture};
 
 /// An open scope that captures, as the default setting opens it.
 const CAPTURING: Option<bool> = Some(true);
@@ -219,7 +219,7 @@ fn every_exit_of_the_opening_loop_closes_the_scope() {
             // A panic, caught further up the stack (its payload, captured,
             // dropped with the result).
             let mut kept = Vec::new();
-            quietly(|| {
+            silenced(|| {
                 assert!(catch_unwind(AssertUnwindSafe(|| panics_midway(&mut kept))).is_err())
             });
             assert_closed();
@@ -248,7 +248,7 @@ fn early_exits_of_a_joined_loop_leave_the_outer_scope_open() {
                 assert_capturing();
                 drop(breaks_out(4));
                 assert_capturing();
-                quietly(|| {
+                silenced(|| {
                     assert!(
                         catch_unwind(AssertUnwindSafe(|| panics_midway(&mut Vec::new()))).is_err()
                     )
