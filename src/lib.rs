@@ -20,7 +20,7 @@
 //! batch-alloc = "0.1"
 //! ```
 //!
-//! Rust 1.84 or later. Optional features:
+//! Rust 1.85 or later. Optional features:
 //!
 //! | feature | what it adds |
 //! |---|---|

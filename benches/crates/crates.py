@@ -29,7 +29,7 @@ Steps (everything lands under target/crates/, nothing in the repository):
 2. Sources. `cargo metadata` on the plain workspace resolves and fetches
    the crates; each crate to annotate is copied from cargo's registry
    cache to target/crates/src/{plain,annotated}/NAME-VERSION; the annotated
-   copy gets `#[::batch_alloc::batch_alloc(quiet)]` on every fn and impl
+   copy gets `#[::batch_alloc::batch_alloc]` on every fn and impl
    under src/ (support/annotate, the workspace's annotator),
    a path dependency on the facade (--facade, default this checkout), and,
    for its own tests only, BatchAlloc<System> as the global allocator of
@@ -225,7 +225,7 @@ static GLOBAL: batch_alloc::BatchAlloc<mimalloc::MiMalloc> =
 
 FULL = dict(rounds=5, runs=5, warmup=1, tests=True, callgrind=True)
 QUICK = dict(rounds=2, runs=3, warmup=1, tests=False, callgrind=False)
-ATTR = "#[::batch_alloc::batch_alloc(quiet)]"
+ATTR = "#[::batch_alloc::batch_alloc]"
 TEST_ALLOC = """
 // Added by benches/crates (batch-alloc's crates harness): the tests run on
 // BatchAlloc<System>.

@@ -46,7 +46,7 @@ macro_rules! twins {
             #[allow(unused_imports)]
             use super::*;
             $($ty)*
-            $(#[batch_alloc::batch_alloc(quiet)] $item)*
+            $(#[batch_alloc::batch_alloc] $item)*
         }
     };
     ($($item:item)*) => {

@@ -1,80 +1,57 @@
-//! The attribute's arguments: none, or `quiet`. `per_site` and its older
-//! name `boxes` are still accepted, with a deprecation warning at the
-//! argument: they named the per-site form, which the default form has
-//! replaced (it serves every box the per-site form did, and everything
-//! else the function allocates).
+//! The attribute's arguments: none, or `crate = path`.
 //!
-//! Every decision the attribute makes (how the function opens its scope,
-//! which calls to rewrite) follows from the syntax of the function, so the
-//! only choice left to the user is whether to hear that there was nothing
-//! to rewrite. Anything else between the parentheses is an error that names
-//! what it found, rather than being ignored: a typo'd option silently
-//! doing nothing would be worse than no option at all.
+//! The attribute makes no choice the user could make instead (every
+//! function it is on becomes a scope, in one way), so the one argument says
+//! where the runtime is: the path of the `batch-alloc` crate, for a user
+//! who renamed the dependency in a way the attribute cannot see, or a
+//! library that re-exports the attribute. Anything else between the
+//! parentheses is an error that names what it found: a typo'd option
+//! silently doing nothing would be worse than no option at all.
 
-use proc_macro2::{TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
-use syn::punctuated::Punctuated;
-use syn::{Error, Ident, Result, Token};
+use syn::{Error, LitStr, Path, Result, Token};
 
 /// The parsed arguments of `#[batch_alloc(...)]`.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Args {
-    /// `quiet`: no warning when the attribute leaves a function as written.
-    pub quiet: bool,
-    /// `per_site` or `boxes`, as the user wrote it: the expansion warns
-    /// there that the argument is deprecated and does nothing.
-    pub deprecated: Option<Ident>,
+    /// `crate = path` or `crate = "path"`: where the facade is.
+    pub krate: Option<Path>,
 }
 
-/// The arguments there are, old names included.
-const KNOWN: [&str; 3] = ["quiet", "per_site", "boxes"];
-
-const EXPECTED: &str = "`#[batch_alloc]` takes no argument, or `quiet`";
+const EXPECTED: &str = "`#[batch_alloc]` takes no argument, or `crate = path::to::batch_alloc`";
 
 impl Parse for Args {
     fn parse(input: ParseStream) -> Result<Self> {
         let mut args = Args::default();
-        if input.is_empty() {
-            return Ok(args);
-        }
-        let fork = input.fork();
-        let names = match Punctuated::<Ident, Token![,]>::parse_terminated(&fork) {
-            Ok(names) if fork.is_empty() => names,
-            _ => {
-                let rest: TokenStream = input.parse()?;
-                let message = match rest.clone().into_iter().next() {
-                    Some(TokenTree::Ident(name)) if !KNOWN.iter().any(|known| name == known) => {
+        while !input.is_empty() {
+            if !input.peek(Token![crate]) {
+                let found: proc_macro2::TokenTree = input.parse()?;
+                let message = match &found {
+                    proc_macro2::TokenTree::Ident(name) => {
                         format!("unknown argument `{name}`: {EXPECTED}")
                     }
-                    _ => format!("expected arguments separated by commas: {EXPECTED}"),
+                    _ => format!("expected an argument: {EXPECTED}"),
                 };
-                return Err(Error::new_spanned(rest, message));
+                return Err(Error::new_spanned(found, message));
             }
-        };
-        input.parse::<TokenStream>()?;
-        let (mut deprecated, mut quiet) = (None::<Ident>, None::<Ident>);
-        for name in names {
-            let slot = if name == "per_site" || name == "boxes" {
-                &mut deprecated
-            } else if name == "quiet" {
-                &mut quiet
+            let keyword: Token![crate] = input.parse()?;
+            if args.krate.is_some() {
+                return Err(Error::new_spanned(keyword, "`crate` given twice"));
+            }
+            input.parse::<Token![=]>().map_err(|e| {
+                Error::new(e.span(), format!("expected `=` after `crate`: {EXPECTED}"))
+            })?;
+            let path = if input.peek(LitStr) {
+                // `crate = "path"`, as serde's and tokio's attributes take it.
+                input.parse::<LitStr>()?.parse::<Path>()?
             } else {
-                return Err(Error::new_spanned(
-                    &name,
-                    format!("unknown argument `{name}`: {EXPECTED}"),
-                ));
+                Path::parse_mod_style(input)?
             };
-            if let Some(first) = slot {
-                let message = match first == &name {
-                    true => format!("`{name}` given twice"),
-                    false => "`per_site` given twice: `boxes` is its old name".to_string(),
-                };
-                return Err(Error::new_spanned(&name, message));
+            args.krate = Some(path);
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
             }
-            *slot = Some(name);
         }
-        args.deprecated = deprecated;
-        args.quiet = quiet.is_some();
         Ok(args)
     }
 }

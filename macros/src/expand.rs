@@ -1,14 +1,17 @@
 //! Expanding `#[batch_alloc]` on one item.
 
-use proc_macro2::{Ident, Span, TokenStream};
-use quote::{quote_spanned, ToTokens};
-use syn::{Attribute, Block, Error, Expr, ImplItem, Item, Result, Signature, Stmt, TraitItemFn};
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::{Attribute, Block, Error, ImplItem, Item, Result, Signature, TraitItemFn};
 
 use crate::args::Args;
-use crate::scoped::{self, Owner};
+use crate::runtime::Runtime;
+use crate::{future, guard};
 
 /// Input:  the attribute's arguments and the item it is on.
-/// Output: the item with every function made a scope (see `scoped`).
+/// Output: the item with every function made a scope: a guard in front of
+///         a synchronous body (see `guard`), one scoped future for an
+///         `async fn` (see `future`).
 ///
 /// On error the caller emits the error followed by the original item, so
 /// that the error is the only one the user sees.
@@ -18,71 +21,78 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
         .map_err(|_| not_a_function(item))
         .and_then(supported);
     let (args, mut item) = both(args, item)?;
-    let first_body = match &mut item {
+    match &mut item {
         Item::Fn(function) => {
-            let small = is_small(&function.block);
-            let leaf = !scoped::rewrite_fn(
+            let runtime = Runtime::find(args.krate.as_ref());
+            rewrite_fn(
+                &runtime,
                 &mut function.sig,
-                &function.attrs,
+                &mut function.attrs,
                 &mut function.block,
-                &Owner::Unknown,
             );
-            if !leaf && small {
-                hint_inline(&mut function.attrs, &function.sig);
-            }
-            if leaf && !args.quiet {
-                let subject = format!("`{}`", function.sig.ident);
-                let warning = nothing_to_rewrite(&function.sig.ident, &subject);
-                function.block.stmts.insert(0, warning);
-            }
-            Some(&mut *function.block)
         }
         Item::Impl(block) => {
-            // How a method names itself: a trait's method through the trait,
-            // so that an inherent method of the same name is not the one
-            // called.
-            let owner = match &block.trait_ {
-                Some((path, _)) => Owner::Trait {
-                    path: path.clone(),
-                    impl_params: block
-                        .generics
-                        .type_params()
-                        .map(|param| param.ident.clone())
-                        .collect(),
-                },
-                None => Owner::Inherent,
-            };
-            // Annotating a whole impl is how a user says "all of these",
-            // accessors included: its leaves say nothing.
+            let mut errors = Vec::new();
             for member in &mut block.items {
-                if let ImplItem::Fn(method) = member {
-                    // The block's attribute covers the method: its own, if
-                    // it has one, would check for the scope a second time.
-                    drop_own_attribute(&mut method.attrs);
-                    let small = is_small(&method.block);
-                    let (sig, attrs) = (&mut method.sig, &method.attrs);
-                    if scoped::rewrite_fn(sig, attrs, &mut method.block, &owner) && small {
-                        hint_inline(&mut method.attrs, &method.sig);
+                let ImplItem::Fn(method) = member else {
+                    continue;
+                };
+                // The block's attribute covers the method: its own, if it has
+                // one, is checked and may only name the runtime's path.
+                let own = match take_own_attribute(&mut method.attrs) {
+                    Ok(own) => own,
+                    Err(error) => {
+                        errors.push(error);
+                        continue;
                     }
-                }
+                };
+                let krate = own.and_then(|own| own.krate).or_else(|| args.krate.clone());
+                let runtime = Runtime::find(krate.as_ref());
+                rewrite_fn(
+                    &runtime,
+                    &mut method.sig,
+                    &mut method.attrs,
+                    &mut method.block,
+                );
             }
-            block.items.iter_mut().find_map(|member| match member {
-                ImplItem::Fn(method) => Some(&mut method.block),
-                _ => None,
-            })
+            if let Some(mut error) = errors.pop() {
+                for other in errors {
+                    error.combine(other);
+                }
+                return Err(error);
+            }
         }
-        _ => None,
-    };
-    if let (Some(argument), Some(body)) = (&args.deprecated, first_body) {
-        body.stmts.insert(0, deprecated_argument(argument));
+        // `supported` lets nothing else through.
+        _ => {}
     }
     Ok(item.into_token_stream())
 }
 
-/// What a leaf is, and what follows, for the default form's warning.
-const LEAF: &str = "a leaf (method calls, field accesses, operators and constructors, as an \
-                    accessor's), which opens no scope of its own and runs in its caller's, at no \
-                    cost";
+/// Makes one function a scope while it runs. A `const fn` cannot allocate
+/// and is left as it is; so is a naked function, whose body may hold
+/// nothing but assembly.
+fn rewrite_fn(
+    runtime: &Runtime,
+    sig: &mut Signature,
+    attrs: &mut Vec<Attribute>,
+    body: &mut Block,
+) {
+    if sig.constness.is_some() || attrs.iter().any(|a| a.path().is_ident("naked")) {
+        return;
+    }
+    let name = sig.ident.to_string();
+    if sig.asyncness.is_some() {
+        let site = runtime.site("Future", &name, sig.ident.span());
+        future::scoped_async_fn(runtime, sig, body, site);
+    } else {
+        let small = is_small(body);
+        let site = runtime.site("Function", &name, sig.ident.span());
+        guard::open_in_front(runtime, body, site);
+        if small {
+            hint_inline(attrs);
+        }
+    }
+}
 
 /// A function or an impl block; anything else is an error.
 fn supported(item: Item) -> Result<Item> {
@@ -93,16 +103,11 @@ fn supported(item: Item) -> Result<Item> {
 }
 
 /// The largest body, in tokens as written, that gets an `#[inline]` hint
-/// when the function has no inline attribute of its own. The check and the
-/// cold call the attribute adds make a small function look bigger to the
-/// compiler's inliner, and a function it inlined as written became a call
-/// (serde_json's number and string parsers, winnow's small combinators):
-/// the hint gives the inliner back the margin the additions took. Measured
-/// with every fn of the crates harness annotated (docs/macro.md): with the
-/// hint on bodies up to 150 tokens, serde_json's `Value` parse took 17%
-/// fewer instructions, its typed parse and kdl's 2% fewer; up to 400
-/// tokens, no better overall. Bigger functions were not inlined as written
-/// either, and keep the compiler's own choice.
+/// when the function has no inline attribute of its own. The guard the
+/// attribute adds makes a small function look bigger to the compiler's
+/// inliner, and a function it inlined as written became a call: the hint
+/// gives the inliner back the margin the guard took (docs/macro.md has the
+/// measurements).
 const SMALL_BODY_TOKENS: usize = 150;
 
 /// Whether `body` is at most [`SMALL_BODY_TOKENS`] tokens long, as written.
@@ -123,71 +128,46 @@ fn is_small(body: &Block) -> bool {
     count(body.to_token_stream(), SMALL_BODY_TOKENS) <= SMALL_BODY_TOKENS
 }
 
-/// Adds `#[inline]` to a small synchronous function the attribute made a
-/// scope (see [`SMALL_BODY_TOKENS`]), unless it says how to inline already
+/// Adds `#[inline]` to a small synchronous function (see
+/// [`SMALL_BODY_TOKENS`]), unless it says how to inline already
 /// (`#[inline(..)]`, `#[cold]`).
-fn hint_inline(attrs: &mut Vec<Attribute>, sig: &Signature) {
+fn hint_inline(attrs: &mut Vec<Attribute>) {
     let says_already = attrs
         .iter()
         .any(|a| a.path().is_ident("inline") || a.path().is_ident("cold"));
-    if !says_already && sig.asyncness.is_none() && sig.constness.is_none() {
+    if !says_already {
         attrs.push(syn::parse_quote!(#[inline]));
     }
 }
 
-/// Takes a method's own `#[batch_alloc(..)]` out of its attributes: the
-/// block's covers it.
-fn drop_own_attribute(attrs: &mut Vec<Attribute>) {
-    attrs.retain(|attr| {
-        attr.path()
-            .segments
-            .last()
-            .is_none_or(|segment| segment.ident != "batch_alloc")
-    });
+/// Takes a method's own `#[batch_alloc(..)]` out of its attributes (the
+/// block's covers it), with its arguments parsed: a mistake there is an
+/// error, as it is on a function.
+fn take_own_attribute(attrs: &mut Vec<Attribute>) -> Result<Option<Args>> {
+    let Some(position) = attrs.iter().position(is_batch_alloc) else {
+        return Ok(None);
+    };
+    let attr = attrs.remove(position);
+    let args = match attr.meta {
+        syn::Meta::Path(_) => Args::default(),
+        syn::Meta::List(list) => syn::parse2::<Args>(list.tokens)?,
+        syn::Meta::NameValue(meta) => {
+            return Err(Error::new_spanned(
+                meta,
+                "expected `#[batch_alloc]` or `#[batch_alloc(crate = path)]`",
+            ));
+        }
+    };
+    Ok(Some(args))
 }
 
-/// A statement that makes the compiler warn, at `at`, that the attribute
-/// leaves `subject` as written, a leaf, and what to write instead: the use
-/// of a deprecated local item (the stable way for an attribute to warn).
-/// `quiet` leaves it out, as does `#[allow(deprecated)]`.
-fn nothing_to_rewrite(name: &syn::Ident, subject: &str) -> Stmt {
-    let note = format!(
-        "`#[batch_alloc]` leaves {subject} as written: its body is {LEAF}. If it allocates where \
-         no scope is open, annotate the functions that call it, or write the body as \
-         `batch_alloc::scope(|| ..)`; `#[batch_alloc(quiet)]` keeps it without this warning"
-    );
-    warning("BatchAllocHasNothingToRewrite", name.span(), &note)
-}
-
-/// A statement that makes the compiler warn, at `argument` (`per_site` or
-/// `boxes`), that it is deprecated and does nothing.
-fn deprecated_argument(argument: &Ident) -> Stmt {
-    let note = format!(
-        "`#[batch_alloc({argument})]` is now `#[batch_alloc]`: the per-site form is gone, and \
-         the default form serves every box it did (from the thread's runs, a pointer bump \
-         each) and everything else the function allocates; the argument will go in a later \
-         release"
-    );
-    warning("BatchAllocPerSiteIsGone", argument.span(), &note)
-}
-
-/// A statement whose only effect is a warning at `place` with `note`: the
-/// use of a deprecated local item named `item_name`, the stable way for an
-/// attribute to warn. `#[allow(deprecated)]` silences it.
-fn warning(item_name: &str, place: Span, note: &str) -> Stmt {
-    let span = Span::mixed_site();
-    let item = Ident::new(item_name, span);
-    let used = Ident::new(item_name, place);
-    Stmt::Expr(
-        Expr::Verbatim(quote_spanned! {span=>
-            {
-                #[deprecated(note = #note)]
-                struct #item;
-                let _ = #used;
-            }
-        }),
-        None,
-    )
+/// Whether `attr` is `#[batch_alloc..]` by any path (`#[batch_alloc]`,
+/// `#[::batch_alloc::batch_alloc]`, `#[ba::batch_alloc]`).
+fn is_batch_alloc(attr: &Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|segment| segment.ident == "batch_alloc")
 }
 
 /// Both results, or every error among them.
@@ -202,7 +182,8 @@ fn both<A, B>(a: Result<A>, b: Result<B>) -> Result<(A, B)> {
     }
 }
 
-const EXPECTED: &str = "expected a function, method or impl block: `#[batch_alloc]` rewrites the loops of function bodies";
+const EXPECTED: &str =
+    "expected a function, method or impl block: `#[batch_alloc]` makes functions batch scopes";
 
 /// The error for an item that is not a function, method or impl block,
 /// pointing at its keyword and name rather than at all of it.
@@ -240,7 +221,7 @@ fn bodyless(tokens: &TokenStream) -> Error {
     match syn::parse2::<TraitItemFn>(tokens.clone()) {
         Ok(function) if function.default.is_none() => Error::new_spanned(
             &function.sig,
-            "expected a function body: `#[batch_alloc]` rewrites the loops of function bodies",
+            "expected a function body: `#[batch_alloc]` makes function bodies batch scopes",
         ),
         _ => Error::new_spanned(tokens, EXPECTED),
     }
@@ -262,12 +243,7 @@ pub(crate) fn expand_all(items: TokenStream) -> Result<TokenStream> {
             item.to_tokens(&mut out);
             continue;
         };
-        let position = attrs.iter().position(|attr| {
-            attr.path()
-                .segments
-                .last()
-                .is_some_and(|segment| segment.ident == "batch_alloc")
-        });
+        let position = attrs.iter().position(is_batch_alloc);
         let Some(position) = position else {
             item.to_tokens(&mut out);
             continue;
@@ -277,7 +253,7 @@ pub(crate) fn expand_all(items: TokenStream) -> Result<TokenStream> {
             syn::Meta::Path(_) => TokenStream::new(),
             syn::Meta::List(list) => list.tokens,
             syn::Meta::NameValue(meta) => {
-                return Err(Error::new_spanned(meta, "expected `#[batch_alloc]`"))
+                return Err(Error::new_spanned(meta, "expected `#[batch_alloc]`"));
             }
         };
         out.extend(expand(args, item.into_token_stream())?);

@@ -3,17 +3,16 @@
 //! Use it through the `batch-alloc` crate, which re-exports it; its
 //! documentation is on [`batch_alloc`](macro@batch_alloc).
 //!
-//! Layout: `args.rs` parses the arguments; `expand.rs` handles the item and
-//! says, with a warning, when a function is left as written; `scoped/`
-//! makes a function a batch scope (how it opens the scope: a call to
-//! itself, its body in a closure, a guard, a future for `async`; the walk
-//! over its body; leaves); `shared/` the paths, sites and `Box::new`
-//! spellings the expansion builds from.
+//! Layout: `args.rs` parses the arguments; `expand.rs` handles the item;
+//! `guard.rs` puts a scope guard in front of a synchronous body, and
+//! `future.rs` makes an `async fn` one scoped future; `runtime.rs` finds
+//! the facade's path and builds what the expansion names.
 
 mod args;
 mod expand;
-mod scoped;
-mod shared;
+mod future;
+mod guard;
+mod runtime;
 
 use proc_macro::TokenStream;
 
@@ -23,15 +22,14 @@ use proc_macro::TokenStream;
 /// Put it on a function, a method or a whole `impl` block. When the
 /// function starts, it opens this thread's batch scope, or joins the one a
 /// caller opened; when it returns, however it returns, it closes what it
-/// opened. While the scope is open, every `Box::new(value)` of an annotated
-/// function takes its slot from the thread's run of its size class (a
-/// pointer bump, the class known at compile time), and so does every other
-/// allocation on the thread that the runtime has a size class for: strings,
-/// vectors, `Rc`, hash maps, whatever called code allocates, made in loops,
-/// iterator adapters, recursion or one call into a library. Everything
-/// allocated is an ordinary allocation: a `Box<T>` is a real `Box<T>`,
-/// freed on any thread at any time; a `String` grows and frees as always.
-/// No type changes.
+/// opened. While the scope is open, every allocation on the thread that
+/// the runtime has a size class for comes from the thread's run of that
+/// class, one pointer bump each: boxes, strings, vectors, `Rc`, hash maps,
+/// whatever called code allocates, made in `for` and `while` loops,
+/// iterator chains (`.map(Box::new).collect()`), recursion or one call
+/// into a library. Everything allocated is an ordinary allocation: a
+/// `Box<T>` is a real `Box<T>`, freed on any thread at any time; a
+/// `String` grows and frees as always. No type changes.
 ///
 /// ```
 /// use batch_alloc::{batch_alloc, BatchAlloc};
@@ -68,104 +66,58 @@ use proc_macro::TokenStream;
 /// to annotate (a derived `Deserialize` behind one `serde_json::from_str`
 /// call), `batch_alloc::scope(|| ..)` opens a scope around any code.
 ///
-/// # What it rewrites
+/// # What it adds
 ///
-/// The function keeps its body as written; a first statement decides where
-/// memory comes from, and nothing else: drop order, returns, coercions,
-/// `?`, panics, `#[track_caller]` locations and names in backtraces stay
-/// what they were.
+/// The function stays the function you wrote: its body is the same block,
+/// with your tokens, spans and edition; its parameters are not re-bound;
+/// its name resolves as written. Drop order, returns, coercions, `?`,
+/// panics, `#[track_caller]` locations, diagnostics and the stack a call
+/// takes are what they were.
 ///
-/// - A **method of an annotated `impl` block** whose call to itself is
-///   certain to be itself (see below) starts with a test: inside an open
-///   scope (an annotated caller's, the common case) it is a thread-local
-///   read and a test, and the body runs as written; where none is open,
-///   the method opens one and calls itself inside it with its own
-///   arguments (`Self::name(self, ..)`, or `<Self as Trait>::name(..)` in
-///   a trait impl): one more frame of the method at the top call.
-/// - **Any other synchronous function** runs its body in a closure of its
-///   own, always inlined, that takes every parameter in, in order, and
-///   whose return type is the function's: called where it is inside an
-///   open scope, and around a scope it opens otherwise. A function
-///   annotated alone cannot tell whether `name` is itself (a free
-///   function) or something else of the module (an associated one); a
-///   trait-impl method may be more general than its trait, whose signature
-///   a call to itself would go through. Backtraces show the body as
-///   `name::{closure}`. A `#[track_caller]` or `unsafe` function that cannot
-///   call itself, or one with a pattern parameter, starts with a scope
-///   guard instead, which costs a few instructions more per call.
-/// - A **leaf** function is left as written: one with no loop, no call of a
-///   function by path (`f(x)`, `Vec::new()`, `serde_json::from_str(s)`)
-///   and no macro call other than the standard formatting and assertion
-///   macros; only method calls, field and index accesses, operators,
-///   constructors (`Some(x)`) and closures of the same. That is how
-///   accessors look (`self.bytes.get(self.pos).copied()`), called many
-///   times per scope, where a check would cost more than the call: a leaf
-///   runs in its caller's scope. Annotated alone (not as part of an `impl`
-///   block), a leaf gets a warning that says so.
-/// - An **`async fn`'s body**, and each **`async` block**, becomes a future
-///   each of whose polls opens or joins the scope of the thread polling it
-///   and closes it before the poll returns: no scope is held while the
-///   future is suspended, wherever its awaits are (written out, in a loop's
-///   head, produced by `join!`, `select!` or any macro), and each poll is
-///   served on its own thread. The future's output, `Send`-ness and
-///   `Unpin`-ness are unchanged.
-/// - A **closure** runs inside the scope open where it is called (the
-///   function's, for `iter().map(|x| ..)`), and costs nothing per call; one
-///   that runs after the function returns, or on another thread, runs in
-///   whatever scope is open there.
-/// - Each **`Box::new(value)`** call becomes a typed allocation from the
-///   open scope, or `Box::new` when none is open (a thread-local read and a
-///   test more). These spellings are recognised, each with or without
-///   `::<T>` on `Box`: `Box::new`, `std::boxed::Box::new`,
-///   `::std::boxed::Box::new`, `alloc::boxed::Box::new`,
-///   `::alloc::boxed::Box::new`.
-/// - **Loops** are left as written: their boxes, like every other
-///   allocation of the function, come from the scope's runs, whose refills
-///   double.
+/// - A **synchronous function** gets two statements in front of its body:
 ///
-/// Nested items are not part of the function and are left alone; so are
-/// macro invocations (`vec![Box::new(x)]`: the attribute cannot know what a
-/// macro makes of its tokens), though their allocations are served all the
-/// same, as any allocation made in a capturing scope. An `async` closure's
-/// body is left as written: it is served by the scope of whatever polls it.
-/// A `Box` of the user's own is a compile error at the call, never a silent
-/// change of type: the user's `Box::new` path is passed along to a function
-/// that requires it to be the standard one.
+///   ```text
+///   let __scope = pin!(Scope::new());
+///   enter(SITE, __scope.as_ref());
+///   ```
 ///
-/// # What does not change
+///   `enter` joins the thread's open scope (a thread-local read and a test:
+///   the common case, an annotated caller's) or, out of line, opens one.
+///   The guard is the body's first local, so it drops after every other
+///   one, however the function returns or unwinds, and closes the scope if
+///   it opened it. A body of up to 150 tokens with no `#[inline]` or
+///   `#[cold]` of its own gets `#[inline]`, so that the guard does not
+///   change what the compiler inlines.
+/// - An **`async fn`** becomes what the compiler makes of it anyway: a
+///   function returning one future that holds its parameters, moved in
+///   as the `async fn` moves them, whose every poll opens or joins the
+///   scope of the thread polling it and closes what it opened before the
+///   poll returns. No scope is held while the future is suspended, and
+///   each poll is served on its own thread. The future's output, size,
+///   `Send`-ness and `Unpin`-ness are the `async fn`'s.
+/// - **Closures and `async` blocks** in the body are left as written: a
+///   closure runs in the scope open where it is called (the function's,
+///   for `iter().map(|x| ..)`); one that runs after the function returns,
+///   on another thread, or a block polled later runs in whatever scope is
+///   open there.
 ///
-/// Evaluation order (the value is computed before the slot is taken, as
-/// with `Box::new`), the drop order of parameters and locals, the value of
-/// a `loop`, labels, `break`, `continue`, `return`, `?`, coercions,
-/// `#[track_caller]` locations and panics: a test compiles one corpus as
-/// written and annotated and compares what both do, event by event. The generated code names only
-/// `::batch_alloc::__private::...`, its locals have mixed-site spans (user
-/// code can neither see nor shadow them), and it contains no `unsafe`, so
-/// it compiles under `#![forbid(unsafe_code)]`.
+/// The generated code names only `<facade>::__private::...`, its locals
+/// have mixed-site spans (user code can neither see nor shadow them), and
+/// it contains no `unsafe`, so it compiles under
+/// `#![forbid(unsafe_code)]`.
 ///
 /// # Arguments
 ///
-/// - `#[batch_alloc(quiet)]`: no warning when the attribute leaves the
-///   function as written (see Warnings).
-/// - `#[batch_alloc(per_site)]`, and its older name `boxes`: deprecated,
-///   and the same as no argument, with a warning at the argument. They
-///   named the per-site form (a batch per `Box::new` site of a loop), which
-///   the default form replaced: it serves every box that form did, from
-///   the thread's runs, and everything else the function allocates.
+/// - `#[batch_alloc]`: none needed.
+/// - `#[batch_alloc(crate = path)]` (or `crate = "path"`): where the
+///   `batch-alloc` crate is, for a library that re-exports the attribute
+///   (`#[mylib::batch_alloc(crate = mylib::batch_alloc)]`). A dependency
+///   renamed in `Cargo.toml` (`ba = { package = "batch-alloc", .. }`) is
+///   found without it.
 ///
-/// Anything else is an error naming what it found. Whether scopes serve
-/// every allocation or only annotated `Box::new`s is a process-wide choice:
-/// `batch_alloc::set_capture`.
-///
-/// # Warnings
-///
-/// When the attribute leaves a function annotated alone as written (a
-/// leaf: it runs in its caller's scope), the compiler warns at its name,
-/// says why and what to write instead: annotate the callers, or write its
-/// body as `batch_alloc::scope(|| ..)`. An `impl` block says nothing of its
-/// leaves (annotating a block is how a user says "all of these", accessors
-/// included). `quiet` (or `#[allow(deprecated)]` on the function, which the
-/// warning borrows) silences it.
+/// Anything else is an error naming what it found. A method's own
+/// `#[batch_alloc(..)]` inside an annotated `impl` block is checked the
+/// same way; the block's covers the method.
 #[proc_macro_attribute]
 pub fn batch_alloc(args: TokenStream, item: TokenStream) -> TokenStream {
     let original = proc_macro2::TokenStream::from(item.clone());

@@ -1,30 +1,19 @@
 //! What the code `#[batch_alloc]` generates calls (through the facade's
-//! `batch_alloc::__private`, which is this module's re-export), and the
-//! public [`scope`]: opening or joining the thread's scope at an annotated
-//! function, an `async` body or a `scope()` call, and boxing a value in
-//! it, each counted at its site for the `report` feature.
-//!
-//! The functions that take the user's value are `#[inline(always)]` only
-//! where debug assertions are off (optimised builds, in practice): in an
-//! unoptimised build an always-inlined callee's locals join its caller's
-//! frame, once per call site, and a recursive parser with many `Box::new`s
-//! then needed far more stack than as written (docs/macro.md has the
-//! figures).
+//! `batch_alloc::__private`), and the public [`scope`]: opening or joining
+//! the thread's scope at an annotated function, an `async fn`'s poll or a
+//! `scope()` call, each counted at its site for the `report` feature.
 
 use core::future::Future;
 use core::pin::{pin, Pin};
 
 use crate::probe::is_active;
 use crate::report::{Outcome, Site};
-use crate::scope::{
-    batchable, box_in_scope, scope_on_this_thread, scope_would_join, try_box_in_scope, ScopedFuture,
-};
+use crate::scope::{open_scope_out_of_line, scope_would_join, ScopedFuture};
 
-/// The guard `#[batch_alloc]` declares, pinned, first in a function
-/// that cannot call itself, before a closure's outermost loops, and in
-/// a function that calls itself to open its scope: this thread's scope,
-/// opened or joined by [`enter`], closed when the guard drops if it
-/// opened it (see the runtime's `Scope`).
+/// The guard `#[batch_alloc]` declares, pinned, in front of a synchronous
+/// function's body: this thread's scope, opened or joined by [`enter`],
+/// closed when the guard drops if it opened it (see the runtime's
+/// `Scope`).
 pub type Scope = crate::scope::Scope<Mark>;
 
 impl Scope {
@@ -60,87 +49,6 @@ impl Drop for Mark {
             site.count_served(crate::report::served_on_this_thread().wrapping_sub(start));
         }
     }
-}
-
-/// What `#[batch_alloc]` puts first in a function that opens its scope
-/// by calling itself: whether it must (no scope is open on this
-/// thread, and one may open). Inside an open scope, the common case,
-/// this is a thread-local read and a test, and the body runs as
-/// written. With the `report` feature, a joined call counts at `site`.
-#[inline(always)]
-pub fn must_open(site: &'static Site) -> bool {
-    let joins = scope_would_join();
-    #[cfg(feature = "report")]
-    if joins && !crate::report::take_reentry() {
-        site.count(Outcome::Elsewhere);
-    }
-    #[cfg(not(feature = "report"))]
-    let _ = site;
-    !joins
-}
-
-/// Where [`must_open`] said so: opens this thread's scope (or finds
-/// that none can open here) for the function's call to itself, which
-/// runs inside it; the guard closes it when the call returns or
-/// unwinds.
-#[cold]
-#[inline(never)]
-pub fn open_for_call(site: &'static Site, scope: Pin<&Scope>) {
-    enter(site, scope);
-    #[cfg(feature = "report")]
-    crate::report::mark_reentry();
-}
-
-/// Where [`must_open`] said so: opens this thread's scope (or finds that
-/// none can open here) and runs `call`, the function calling itself,
-/// inside it; closes it when `call` returns or unwinds. Out of line and
-/// cold, so that the annotated function has one call more, in a branch
-/// never taken inside a scope, and no unwinding cleanup of its own.
-/// (The report counts the call to itself as this opening, not as a
-/// join.)
-#[cold]
-#[inline(never)]
-pub fn reenter<R, F: FnOnce() -> R>(site: &'static Site, call: F) -> R {
-    opened_around(site, || {
-        #[cfg(feature = "report")]
-        crate::report::mark_reentry();
-        call()
-    })
-}
-
-/// Opens this thread's scope (where [`must_open`] said none is open)
-/// around `body`, and closes it when `body` returns or unwinds.
-#[inline(always)]
-fn opened_around<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
-    let scope = pin!(Scope::new());
-    scope.as_ref().open_here();
-    if cfg!(feature = "report") {
-        count_entry(site, scope.as_ref());
-    }
-    let result = body();
-    // Here, not in the guard's drop, which would call out of line (it
-    // still closes the scope if `body` unwinds).
-    scope.as_ref().close_here();
-    result
-}
-
-/// [`run_in_scope`]'s opening: out of line and cold, as [`reenter`].
-#[cold]
-#[inline(never)]
-pub fn open_around_body<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
-    opened_around(site, body)
-}
-
-/// What `#[batch_alloc]` makes of a function that cannot call itself
-/// (the closure form): runs `body`, the function's body in a closure
-/// always inlined, where it is inside an open scope (a thread-local read
-/// and a test), and otherwise opens the scope around it, out of line.
-#[inline(always)]
-pub fn run_in_scope<R, F: FnOnce() -> R>(site: &'static Site, body: F) -> R {
-    if must_open(site) {
-        return open_around_body(site, body);
-    }
-    body()
 }
 
 /// Runs `f` inside this thread's batch scope, and returns what it returns:
@@ -192,21 +100,89 @@ pub fn scope<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Enters the scope guard `#[batch_alloc]` declares first in a
-/// function that cannot call itself, and before the outermost loops of
-/// a closure: this thread's scope, opened (and closed when the guard
-/// drops) or joined, counted at `site`.
+/// The guard `#[batch_alloc]` puts in front of a synchronous function's
+/// body (`let __scope = Guard::new(); enter_guard(SITE, &__scope);`): it
+/// joins this thread's scope, or opens it and closes it when it drops,
+/// however the function returns or unwinds.
+///
+/// Whether it opened is a byte of the guard, which the out-of-line opening
+/// writes through a reference: so it stays in the frame (a store before
+/// the body and a test after), where a flag the optimiser could keep in a
+/// register took one saved and restored in every call that joins. It
+/// needs no pinning: nothing keeps its address. In an unoptimised build,
+/// where every temporary has a slot of its own in the frame, the guard,
+/// its reference and the site are what it adds to a recursion's frame.
+#[must_use = "the scope closes when the guard drops"]
+#[derive(Debug)]
+pub struct Guard {
+    opened: core::cell::Cell<bool>,
+    mark: Mark,
+}
+
+impl Guard {
+    /// A guard that holds nothing yet.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub const fn new() -> Guard {
+        Guard {
+            opened: core::cell::Cell::new(false),
+            mark: Mark::new(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn open(&self) {
+        self.opened.set(open_scope_out_of_line());
+    }
+}
+
+impl Default for Guard {
+    fn default() -> Guard {
+        Guard::new()
+    }
+}
+
+impl Drop for Guard {
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn drop(&mut self) {
+        if self.opened.get() {
+            crate::scope::close();
+        }
+    }
+}
+
+/// Opens or joins this thread's scope for an annotated function's body,
+/// held by `guard`, counted at `site`: inside an open scope (the common
+/// case), a thread-local read and a test; otherwise one cold call that
+/// opens it. Inlined only where debug assertions are off (optimised
+/// builds, in practice): in an unoptimised build, an always-inlined
+/// callee's locals join its caller's frame.
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn enter_guard(site: &'static Site, guard: &Guard) {
+    if !scope_would_join() {
+        guard.open();
+    }
+    if cfg!(feature = "report") {
+        count_entry(site, guard.opened.get(), &guard.mark);
+    }
+}
+
+/// Enters a pinned scope guard (the one [`scope`] and every poll of an
+/// `async fn` declare): this thread's scope, opened (and closed when the
+/// guard drops) or joined, counted at `site`.
 #[inline(always)]
 pub fn enter(site: &'static Site, scope: Pin<&Scope>) {
     scope.enter();
     if cfg!(feature = "report") {
-        count_entry(site, scope);
+        count_entry(site, scope.opened(), scope.extra());
     }
 }
 
 #[cfg_attr(not(feature = "report"), allow(unused_variables))]
-fn count_entry(site: &'static Site, scope: Pin<&Scope>) {
-    let opened = scope.opened();
+fn count_entry(site: &'static Site, opened: bool, mark: &Mark) {
     site.count(match opened {
         true => Outcome::Served,
         false if is_active() => Outcome::Elsewhere,
@@ -214,17 +190,14 @@ fn count_entry(site: &'static Site, scope: Pin<&Scope>) {
     });
     #[cfg(feature = "report")]
     if opened {
-        scope
-            .extra()
-            .opened_at
+        mark.opened_at
             .set(Some((site, crate::report::served_on_this_thread())));
     }
 }
 
-/// What `#[batch_alloc]` makes of an `async fn`'s body and of an
-/// `async` block: the same future, each of whose polls runs inside the
-/// polling thread's scope (opened or joined, and closed before the poll
-/// returns), counted at `site`.
+/// What `#[batch_alloc]` makes of an `async fn`'s body: the same future,
+/// each of whose polls runs inside the polling thread's scope (opened or
+/// joined, and closed before the poll returns), counted at `site`.
 #[inline(always)]
 pub fn scoped_future<F: Future>(site: &'static Site, future: F) -> impl Future<Output = F::Output> {
     #[cfg(not(feature = "report"))]
@@ -234,52 +207,4 @@ pub fn scoped_future<F: Future>(site: &'static Site, future: F) -> impl Future<O
     }
     #[cfg(feature = "report")]
     ScopedFuture::new(future, move |scope: Pin<&Scope>| enter(site, scope))
-}
-
-/// Why a `T` was a plain box at a site: `BatchAlloc` not installed, `T`
-/// not batched, or else `otherwise`, what the site knows.
-fn plain_because<T>(otherwise: Outcome) -> Outcome {
-    if !is_active() {
-        Outcome::NotInstalled
-    } else if !batchable::<T>() {
-        Outcome::NotBatched
-    } else {
-        otherwise
-    }
-}
-
-/// What `#[batch_alloc]` turns `Box::new(value)` into: a slot from the
-/// open batch scope's run of `T`'s class, or `Box::new(value)`, counted at
-/// `site`.
-///
-/// `new` is the user's own `Box::new` path, passed along and never
-/// called: its type must be a function from `T` to `std::boxed::Box<T>`,
-/// so a user type or import called `Box` is a compile error at the
-/// user's tokens, never a silent change of type. (The return type is
-/// `Box<T>` itself, not a type inferred from `new`, so that an expected
-/// type such as `Box<dyn Fn(&str)>` still flows into a closure's
-/// signature.)
-#[cfg_attr(debug_assertions, inline)]
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub fn box_in_scope_at<T, F>(site: &'static Site, new: F, value: T) -> Box<T>
-where
-    F: FnOnce(T) -> Box<T>,
-{
-    let _ = new;
-    if !cfg!(feature = "report") {
-        return box_in_scope(value);
-    }
-    match try_box_in_scope(value) {
-        Ok(boxed) => {
-            site.count(Outcome::Served);
-            boxed
-        }
-        Err(value) => {
-            site.count(plain_because::<T>(match scope_on_this_thread() {
-                None => Outcome::Elsewhere,
-                Some(_) => Outcome::NoMemory,
-            }));
-            Box::new(value)
-        }
-    }
 }

@@ -287,11 +287,9 @@ pub use thread::trim;
 /// gathered here so that the root holds the public API only.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::expansion::{
-        box_in_scope_at, enter, must_open, open_around_body, open_for_call, reenter, run_in_scope,
-        scoped_future, Mark, Scope,
-    };
+    pub use crate::expansion::{enter, enter_guard, scoped_future, Guard, Mark, Scope};
     pub use crate::report::{Site, SiteKind};
+    pub use core::future::Future;
     pub use core::pin::pin;
     /// The no-unwind proof's instantiation (`no_panic_proof.rs`).
     #[cfg(batch_alloc_no_panic)]

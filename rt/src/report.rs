@@ -1,6 +1,6 @@
 //! The per-site report: what each scope-opening place (an annotated
-//! function, an `async` body, a `scope()` call) and each
-//! rewritten `Box::new` did, and why an allocation was plain.
+//! function, an `async fn`, a `scope()` call) did: opened a scope, and
+//! what it served, or joined one, or found none could open.
 //!
 //! With the `report` feature, every site counts what happened there, and
 //! the table is printed to stderr when the program exits (unless
@@ -11,10 +11,9 @@
 //! code is what it would be without them: nothing is counted or kept.
 //!
 //! ```text
-//! batch-alloc report: 3 sites ran
+//! batch-alloc report: 2 sites ran
 //! site                                     kind             times  what happened
-//! src/parse.rs:41:4                        fn                 204  1 opened a scope (served 88,310 allocations), 203 joined one
-//! src/parse.rs:58:22                       Box::new        30,310  30,310 from a scope
+//! src/parse.rs:41:4 parse                  fn                 204  1 opened a scope (served 88,310 allocations), 203 joined one
 //! src/main.rs:12:9                         scope()              1  1 opened a scope (served 7,008 allocations)
 //! ```
 
@@ -23,38 +22,29 @@
 pub enum SiteKind {
     /// The scope guard of a synchronous annotated function.
     Function,
-    /// The body of an annotated `async fn`, or an `async` block in an
-    /// annotated function: a scope for each poll.
+    /// An annotated `async fn`: a scope for each poll.
     Future,
     /// A call of [`scope`](crate::scope()).
     Scope,
-    /// A `Box::new` of a scoped function.
-    Boxed,
 }
 
 /// What happened at a site, once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(feature = "report"), allow(dead_code))]
 pub(crate) enum Outcome {
-    /// Served by batch-alloc: a scope opened, or a box came from a scope's
-    /// run or a batch.
+    /// A scope opened.
     Served = 0,
-    /// A scope was joined (one was already open); a `Box::new` ran with no
-    /// scope open.
+    /// A scope was joined (one was already open).
     Elsewhere = 1,
     /// `BatchAlloc` is not the global allocator (or cannot reserve its
     /// address range).
     NotInstalled = 2,
-    /// No size class serves the type (zero-sized, over-aligned, too large).
-    NotBatched = 3,
-    /// The runtime had no memory to give.
-    NoMemory = 4,
 }
 
 #[cfg(feature = "report")]
 pub use on::Site;
 #[cfg(feature = "report")]
-pub(crate) use on::{mark_reentry, served_on_this_thread, site_at, take_reentry};
+pub(crate) use on::{served_on_this_thread, site_at};
 
 #[cfg(not(feature = "report"))]
 pub use off::Site;
@@ -117,7 +107,7 @@ mod on {
     use crate::locks::{self, REPORT};
     use crate::scope::outside_scope;
 
-    const OUTCOMES: usize = 5;
+    const OUTCOMES: usize = 3;
 
     /// One place in the user's code the attribute rewrote, or a `scope()`
     /// call, with its counts. One static per rewritten place.
@@ -253,23 +243,6 @@ mod on {
         found.unwrap_or(&UNCOUNTED)
     }
 
-    std::thread_local! {
-        /// A function is calling itself inside the scope it just opened
-        /// (see `expansion::reenter`): that call is not counted as
-        /// joining the scope.
-        static REENTRY: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-    }
-
-    /// The next `must_open` on this thread is a function's call to itself.
-    pub(crate) fn mark_reentry() {
-        REENTRY.with(|reentry| reentry.set(true));
-    }
-
-    /// Whether this call is the re-entered one (and it no longer is).
-    pub(crate) fn take_reentry() -> bool {
-        REENTRY.with(|reentry| reentry.replace(false))
-    }
-
     /// Allocations this thread's scopes have served so far.
     pub(crate) fn served_on_this_thread() -> u64 {
         crate::stats::scoped_allocations_on_this_thread()
@@ -307,22 +280,12 @@ mod on {
                 SiteKind::Function => "fn",
                 SiteKind::Future => "async",
                 SiteKind::Scope => "scope()",
-                SiteKind::Boxed => "Box::new",
             };
-            let labels: Vec<(Outcome, &str)> = match site.kind {
-                SiteKind::Function | SiteKind::Future | SiteKind::Scope => vec![
-                    (Outcome::Served, opened.as_str()),
-                    (Outcome::Elsewhere, "joined one"),
-                    (Outcome::NotInstalled, "none: BatchAlloc not installed"),
-                ],
-                SiteKind::Boxed => vec![
-                    (Outcome::Served, "from a scope"),
-                    (Outcome::Elsewhere, "plain: no scope open"),
-                    (Outcome::NotInstalled, "plain: BatchAlloc not installed"),
-                    (Outcome::NotBatched, "plain: type not batched"),
-                    (Outcome::NoMemory, "plain: no memory"),
-                ],
-            };
+            let labels = [
+                (Outcome::Served, opened.as_str()),
+                (Outcome::Elsewhere, "joined one"),
+                (Outcome::NotInstalled, "none: BatchAlloc not installed"),
+            ];
             let what: Vec<String> = labels
                 .iter()
                 .filter(|(outcome, _)| counts[*outcome as usize] != 0)

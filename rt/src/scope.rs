@@ -185,25 +185,48 @@ impl<X> Scope<X> {
     /// can open here).
     #[inline]
     fn open(&self) {
-        let state = heap::scope_state();
-        if !state.is_ready() {
-            return self.open_first();
+        if open_scope() {
+            self.opened.set(true);
         }
-        heap::set_scope_state(state.opened(CAPTURE_BIT.load(Ordering::Relaxed)));
-        self.opened.set(true);
     }
+}
 
-    /// [`open`](Scope::open) where the thread's heap is not known yet: the
-    /// thread's first scope, which finds its heap (or finds that scopes
-    /// cannot open here) first.
-    #[cold]
-    #[inline(never)]
-    fn open_first(&self) {
-        first_scope();
-        if !heap::scope_state().joins() {
-            self.open();
-        }
+/// Opens this thread's scope, where none is open: true if it did, false if
+/// none can open here (`BatchAlloc` not installed, no region, the thread
+/// exiting). Whoever opened it closes it with [`close`].
+#[inline]
+fn open_scope() -> bool {
+    let state = heap::scope_state();
+    if !state.is_ready() {
+        return open_first_scope();
     }
+    heap::set_scope_state(state.opened(CAPTURE_BIT.load(Ordering::Relaxed)));
+    true
+}
+
+/// [`open_scope`] where the thread's heap is not known yet: the thread's
+/// first scope, which finds its heap (or finds that scopes cannot open
+/// here) first.
+#[cold]
+#[inline(never)]
+fn open_first_scope() -> bool {
+    first_scope();
+    !heap::scope_state().joins() && open_scope()
+}
+
+/// [`open_scope`], out of line: for the guard of an annotated function,
+/// which holds one cold call where no scope is open.
+#[cold]
+#[inline(never)]
+pub(crate) fn open_scope_out_of_line() -> bool {
+    open_scope()
+}
+
+/// Whether entering a scope on this thread would join one rather than open
+/// one: a scope is open, or scopes cannot open here.
+#[inline(always)]
+pub(crate) fn scope_would_join() -> bool {
+    heap::scope_state().joins()
 }
 
 /// The thread's first scope: finds its heap, or finds that scopes cannot
@@ -232,7 +255,7 @@ fn first_scope() {
 /// address in a register across the whole body.
 #[cold]
 #[inline(never)]
-fn close() {
+pub(crate) fn close() {
     heap::set_scope_state(heap::scope_state().closed());
 }
 
@@ -313,14 +336,6 @@ pub(crate) fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Whether entering a scope on this thread would join one rather than open
-/// one: a scope is open, or scopes cannot open here. What an annotated
-/// function tests before running its body.
-#[inline(always)]
-pub(crate) fn scope_would_join() -> bool {
-    heap::scope_state().joins()
-}
-
 /// Whether a batch scope is open on this thread, and whether it captures:
 /// `None`, `Some(false)` or `Some(true)`. For tests and diagnostics; not
 /// public API.
@@ -342,28 +357,9 @@ fn slot_in_scope<T>() -> Option<NonNull<u8>> {
     None
 }
 
-/// `value` boxed in a slot of the open scope, or handed back if no scope is
-/// open, `T` is not batched or there is no memory: what [`box_in_scope`] does, for
-/// the per-site report.
-#[cfg_attr(debug_assertions, inline)]
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn try_box_in_scope<T>(value: T) -> Result<Box<T>, T> {
-    match slot_in_scope::<T>() {
-        // SAFETY: as in `box_in_scope`.
-        Some(slot) => Ok(unsafe { box_in_slot(slot, value) }),
-        None => Err(value),
-    }
-}
-
-/// Whether the runtime serves `T` at all (a size class fits it): for the
-/// per-site report.
-pub(crate) const fn batchable<T>() -> bool {
-    class_of::<T>() != NO_CLASS
-}
-
-/// What `#[batch_alloc]` makes of `Box::new(value)` in a scoped function:
-/// a slot of `T`'s class from the open scope's run, or `Box::new` when no
-/// scope is open or `T` is not batched. Not public API.
+/// A slot of `T`'s class from the open scope's run, the class known at
+/// compile time, or `Box::new` when no scope is open or `T` is not
+/// batched: for the runtime's tests of typed boxing. Not public API.
 #[doc(hidden)]
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]

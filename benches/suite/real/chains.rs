@@ -154,7 +154,7 @@ pub mod plain {
 pub mod attr {
     // `parse_line` is a leaf, which the attribute leaves as written (it runs
     // in `analyse`'s scope) and says so: `quiet`, as a user would write.
-    analytics!(#[batch_alloc::batch_alloc(quiet)]);
+    analytics!(#[batch_alloc::batch_alloc]);
 }
 
 /// What a reader of the report looks at, the same for every twin.

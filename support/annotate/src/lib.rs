@@ -1,4 +1,4 @@
-//! Puts an attribute (`#[::batch_alloc::batch_alloc(quiet)]` by default) on
+//! Puts an attribute (`#[::batch_alloc::batch_alloc]` by default) on
 //! every function and impl block of Rust sources, in place, without
 //! reformatting anything: the crates harness annotates published crates
 //! with it (`annotate CRATE_DIR`), and the differential tests of the

@@ -51,7 +51,7 @@ fn json_str(s: &str) -> String {
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut krate = None;
-    let mut attr = String::from("#[::batch_alloc::batch_alloc(quiet)]");
+    let mut attr = String::from("#[::batch_alloc::batch_alloc]");
     let mut dirs = Vec::new();
     while let Some(arg) = args.next() {
         match arg.as_str() {

@@ -80,7 +80,7 @@ pub mod plain {
 pub mod batched {
     use super::*;
 
-    lexer!(#[batch_alloc::batch_alloc(quiet)]);
-    parser!(#[batch_alloc::batch_alloc(quiet)]);
-    checker!(#[batch_alloc::batch_alloc(quiet)]);
+    lexer!(#[batch_alloc::batch_alloc]);
+    parser!(#[batch_alloc::batch_alloc]);
+    checker!(#[batch_alloc::batch_alloc]);
 }
