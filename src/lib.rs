@@ -25,7 +25,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `serde` | [`serde_scope`]: `#[serde(with = "batch_alloc::serde_scope")]` reads one field of a derived `Deserialize` inside a scope ([below](#the-serde-feature)) |
-//! | `report` | the per-site report: every place that opens scopes and every rewritten `Box::new` counts what it did; [`report()`] returns the table, which also prints at exit |
+//! | `report` | the per-site report: every place that opens scopes counts what it did; [`report()`] returns the table, which also prints at exit |
 //! | `hardened` | the runtime aborts with a message on a double free, on a free of a pointer that is not the start of a slot, and on a corrupted free list, at a price in instructions per box measured in the repository's [docs/runtime.md](https://github.com/batch-alloc/batch-alloc/blob/main/docs/runtime.md#hardening) |
 //!
 //! Items behind a feature appear in these pages only when the
@@ -97,36 +97,29 @@
 //! - **An annotated synchronous function**
 //!   ([`#[batch_alloc]`](macro@batch_alloc) on a function, a method or a
 //!   whole `impl` block): its body is a scope while it runs, whatever it is
-//!   written with (loops, iterator adapters, recursion, one call into a
-//!   library). The scope closes when the function returns, however it
-//!   returns (`?`, a panic unwinding through it). The function is otherwise
-//!   the one written: its body, drops, returns and coercions are as they
-//!   were; inside an open scope an annotated call costs about 3
-//!   instructions more than as written. A closure in it runs in whatever
-//!   scope is open where it is called.
-//! - **An annotated `async fn`** (and each `async` block in an annotated
-//!   function): a scope for each poll, opened when the poll starts and
-//!   closed before it returns, so no scope is held while the future is
-//!   suspended, wherever its awaits are (macros included). The future
-//!   stays `Send` if the body is.
+//!   written with (`for` and `while` loops, iterator chains, recursion, one
+//!   call into a library). The scope closes when the function returns,
+//!   however it returns (`?`, a panic unwinding through it). The function
+//!   is otherwise the one written: its block, tokens, spans and edition,
+//!   its parameters and its drops are as they were; the attribute adds two
+//!   statements in front of the body, which open or join the scope, and
+//!   inside an open scope an annotated call costs a thread-local read, a
+//!   test and a byte of the frame. A closure in it runs in whatever scope
+//!   is open where it is called.
+//! - **An annotated `async fn`**: a scope for each poll, opened when the
+//!   poll starts and closed before it returns, so no scope is held while
+//!   the future is suspended. The future is the one the compiler makes of
+//!   the `async fn` (the same size, `Send` when it was).
 //!
-//! A **leaf** function, one with no loop and no call of a function by path
-//! (an accessor such as `self.bytes.get(self.pos).copied()`), is left as
-//! written: it runs in its caller's scope, and annotated alone the compiler
-//! warns at its name and says what to write instead
-//! (`#[batch_alloc(quiet)]` silences it). Inside an annotated function,
-//! each `Box::new(value)` becomes a typed bump of the scope's run for its
-//! size class, known at compile time. The generated code names only this
-//! crate's hidden paths, uses hygienic locals and contains no `unsafe`, so
-//! it compiles under `#![forbid(unsafe_code)]`; evaluation and drop order,
-//! `break`, `return`, `?` and panics behave as written.
+//! The generated code names only this crate's hidden paths, uses hygienic
+//! locals and contains no `unsafe`, so it compiles under
+//! `#![forbid(unsafe_code)]`.
 //!
 //! # What a scope serves, and when it does nothing
 //!
 //! While a scope is open on a thread, that thread's allocations of up to
 //! [`limits::MAX_SMALL_SIZE`] (4 KiB, the largest size class) come from
-//! the thread's runs of slots, and, if the scope captures (the default),
-//! larger ones up to [`limits::MAX_LARGE_SIZE`] (64 MiB) are served as
+//! the thread's runs of slots, and larger ones up to [`limits::MAX_LARGE_SIZE`] (64 MiB) are served as
 //! large blocks of whole 64 KiB frames, when rounding them up to frames
 //! wastes at most an eighth of them. Each is freed by `dealloc` on any
 //! thread, at any time, after the scope has closed. Left to the inner
@@ -139,12 +132,6 @@
 //! | on another thread, including threads the scope's code starts | a scope serves its own thread only |
 //! | larger than 64 MiB, or aligned past a frame (64 KiB); aligned past a page (8 KiB) and 4 KiB or smaller | no size class or large block serves it |
 //! | past 4 KiB, where whole frames would waste more than an eighth of it (4 to 57 KiB, 64 to 114 KiB, ...) | the inner allocator's classes fit it |
-//! | anything but annotated `Box::new`s, under [`Capture::Boxes`] | capture is off |
-//!
-//! A leaf function annotated alone opens no scope (above), and the
-//! attribute works on syntax: a `Box::new` inside a macro call
-//! (`vec![Box::new(x)]`) or passed as a value (`.map(Box::new)`) is not
-//! rewritten, though a capturing scope still serves its allocation.
 //!
 //! A thread's runs stay with it between scopes, so a short scope does not
 //! pay for a refill, and go back when it exits; empty spans past a 32 MiB
@@ -153,15 +140,13 @@
 //!
 //! # Environment variables
 //!
-//! Read once, at first use (the first scope, the first [`capture()`], the
-//! report at exit). Values are accepted in any case, with white space
+//! Read once, at first use (the first scope, the report at exit). Values are accepted in any case, with white space
 //! around them; names must be spelled exactly. An unknown value, or a
 //! `BATCH_ALLOC_*` name that is none of these, gets one line on stderr
 //! naming what is accepted, and the default is used.
 //!
 //! | variable | accepted values | default | what it does |
 //! |---|---|---|---|
-//! | `BATCH_ALLOC_CAPTURE` | `all`, `boxes` | `all` | what scopes serve: every allocation they can, or only annotated `Box::new`s; [`set_capture`] overrides it |
 //! | `BATCH_ALLOC_REPORT` | `on`, `off`, `1`, `0`, `true`, `false`, `yes`, `no` | `on` | with the `report` feature, whether the per-site report prints to stderr at exit |
 //! | `BATCH_ALLOC_WARNINGS` | the same as `BATCH_ALLOC_REPORT` | `on` | whether a debug build says, once, that a scope opened without `BatchAlloc` installed |
 //!
@@ -217,8 +202,8 @@
 //! walks every span, so call it for diagnostics and tests, not in a hot
 //! loop; with other threads quiet and their batches dropped, every field is
 //! exact. With the `report` feature, [`report()`] says, per place that
-//! opens scopes and per rewritten `Box::new`, what happened and why an
-//! allocation was plain.
+//! opens scopes, how often it opened or joined one and what its scopes
+//! served.
 //!
 //! ```
 //! use batch_alloc::{Batch, BatchAlloc};
@@ -291,11 +276,10 @@
 //!
 //! The repository, <https://github.com/batch-alloc/batch-alloc>, has the
 //! guides these pages summarise, in `docs/`: `scopes.md` (what a scope
-//! serves and what it costs in memory), `macro.md` (every edge of the
-//! attribute's rewrite), `serde.md`, `runtime.md` (how the runtime works,
-//! and hardening), and the benchmarks; `cargo run --example
-//! macro-expanded` in a checkout prints complete expansions of the
-//! attribute.
+//! serves and what it costs in memory), `macro.md` (what the
+//! attribute adds, and what it costs), `serde.md`, `runtime.md` (how the runtime works,
+//! and hardening), and the benchmarks; `examples/macro-expanded.rs` in a
+//! checkout shows complete expansions of the attribute.
 //!
 // Without the feature the module is not there to link to.
 #![cfg_attr(
@@ -307,8 +291,8 @@
 
 pub use batch_alloc_macros::batch_alloc;
 pub use batch_alloc_rt::{
-    capture, is_active, limits, report, scope, set_capture, size_classes, stats, trim, Batch,
-    BatchAlloc, Capture, SizeClass, Stats,
+    is_active, limits, report, scope, size_classes, stats, trim, Batch, BatchAlloc, SizeClass,
+    Stats,
 };
 
 /// Not public API: the paths the code `#[batch_alloc]` generates names

@@ -13,23 +13,19 @@
 
 use std::process::Command;
 
-use batch_alloc::{batch_alloc, capture, is_active, stats, Capture};
+use batch_alloc::{batch_alloc, is_active, stats};
 use workloads::in_child;
 
 #[batch_alloc]
 fn boxed(n: u64) -> Vec<Box<u64>> {
-    (0..n).map(|i| Box::new(i)).collect()
+    (0..n).map(Box::new).collect()
 }
 
 /// A child's command: without the settings this process may have, and
 /// with `env`.
 fn with_env<'a>(env: &'a [(&str, &str)]) -> impl FnOnce(&mut Command) + 'a {
     move |command| {
-        for name in [
-            "BATCH_ALLOC_WARNINGS",
-            "BATCH_ALLOC_CAPTURE",
-            "BATCH_ALLOC_REPORT",
-        ] {
+        for name in ["BATCH_ALLOC_WARNINGS", "BATCH_ALLOC_REPORT"] {
             command.env_remove(name);
         }
         command.envs(env.iter().copied());
@@ -78,55 +74,41 @@ fn a_debug_build_says_once_that_batch_alloc_is_not_installed() {
     assert!(!silenced.contains("batch-alloc:"), "{silenced}");
 }
 
-/// Reads the capture setting, which reads the environment, and checks it
-/// against `EXPECTED_CAPTURE`.
-fn capture_is_as_expected() {
-    let expected = match std::env::var("EXPECTED_CAPTURE").as_deref() {
-        Ok("boxes") => Capture::Boxes,
-        _ => Capture::All,
-    };
-    assert_eq!(capture(), expected);
-}
-
-#[test]
-fn capture_from_the_environment() {
-    capture_is_as_expected();
+/// Opens a scope, which reads the environment (and, with no `BatchAlloc`,
+/// may warn).
+fn open_a_scope() {
+    assert_eq!(boxed(2).len(), 2);
 }
 
 #[test]
 fn the_environment_is_read_in_any_case_and_mistakes_are_named() {
     let cases: [&[(&str, &str)]; 3] = [
+        &[("BATCH_ALLOC_WARNINGS", " Off ")],
+        &[("BATCH_ALLOC_WARNINGS", "maybe")],
         &[
-            ("BATCH_ALLOC_CAPTURE", "Boxes "),
-            ("EXPECTED_CAPTURE", "boxes"),
-        ],
-        &[("BATCH_ALLOC_CAPTURE", "1"), ("EXPECTED_CAPTURE", "all")],
-        &[
-            ("BATCH_ALLOC_CAPTUER", "boxes"),
+            ("BATCH_ALLOC_WARNINS", "off"),
             ("BATCH_ALLOC_REPORT", "false"),
-            ("EXPECTED_CAPTURE", "all"),
         ],
     ];
     let [understood, not_understood, misspelled] = cases.map(|env| {
         let child = in_child!(
             the_environment_is_read_in_any_case_and_mistakes_are_named,
             with_env(env),
-            capture_is_as_expected
+            open_a_scope
         );
         assert!(child.status.success(), "{child}");
         child.output
     });
     assert!(!understood.contains("batch-alloc:"), "{understood}");
     assert!(
-        not_understood.contains("BATCH_ALLOC_CAPTURE=\"1\" is not understood")
-            && not_understood.contains("`all` or `boxes`"),
+        not_understood.contains("BATCH_ALLOC_WARNINGS=\"maybe\" is not understood")
+            && not_understood.contains("`on` or `off`"),
         "{not_understood}"
     );
     let lines: Vec<&str> = misspelled
         .lines()
-        .filter(|line| line.starts_with("batch-alloc:"))
+        .filter(|line| line.starts_with("batch-alloc:") && line.contains("BATCH_ALLOC_WARNINS"))
         .collect();
     assert_eq!(lines.len(), 1, "{misspelled}");
-    assert!(lines[0].contains("BATCH_ALLOC_CAPTUER"), "{misspelled}");
-    assert!(lines[0].contains("BATCH_ALLOC_CAPTURE"), "{misspelled}");
+    assert!(lines[0].contains("BATCH_ALLOC_WARNINGS"), "{misspelled}");
 }

@@ -334,7 +334,7 @@ mod capture_on {
 
     use batch_alloc::limits::{FRAME_SIZE, MAX_LARGE_SIZE};
     use workloads::testing::{
-        assert_captured, assert_live, capture_on, Captured, Patterned, Scope,
+        assert_captured, assert_live, before_capture, Captured, Patterned, Scope,
     };
 
     /// While the inner allocator fails, a capturing scope keeps serving what it
@@ -347,7 +347,7 @@ mod capture_on {
     fn a_capturing_scope_keeps_serving_while_the_inner_allocator_fails() {
         serially(|| {
             const N: u64 = 2_000;
-            let before = capture_on();
+            let before = before_capture();
             thread::spawn(move || {
                 // Made while allocation works: the vector, and this thread's heap
                 // (a scope opened once).

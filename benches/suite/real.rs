@@ -15,9 +15,8 @@
 //!
 //! The programs are the examples' (the `workloads` crate's), so the table
 //! measures the code the examples run, annotated as they annotate it. Each source
-//! writes its code out twice: as written and under `#[batch_alloc]`; the
-//! variants are three (see [`Variant`]), so that the default of capture can
-//! be chosen by measurement over every program (issue 12, point 5):
+//! writes its code out twice: as written and under `#[batch_alloc]` (see
+//! [`Variant`]):
 //!
 //! | name | source | one run |
 //! |---|---|---|
@@ -64,31 +63,18 @@ use workloads::timing::{status_kib, Clock};
 pub enum Variant {
     /// As written.
     Plain,
-    /// Under `#[batch_alloc]`, where the example puts it: batch scopes that
-    /// capture every allocation they can (the default).
+    /// Under `#[batch_alloc]`, where the example puts it.
     Attr,
-    /// The `Attr` twin in a process that called
-    /// `batch_alloc::set_capture(Capture::Boxes)` first: scopes open, but
-    /// serve only the annotated `Box::new`s.
-    ScopedBoxes,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 3] = [Variant::Plain, Variant::Attr, Variant::ScopedBoxes];
+    pub const ALL: [Variant; 2] = [Variant::Plain, Variant::Attr];
 
     pub fn name(self) -> &'static str {
         match self {
             Variant::Plain => "plain",
             Variant::Attr => "attr",
-            Variant::ScopedBoxes => "scoped_boxes",
         }
-    }
-
-    /// Whether the variant differs from `Attr` only where `BatchAlloc` is
-    /// installed: without it, capture has nothing to choose, so the driver
-    /// runs these in the wrapped binaries only.
-    fn wrapped_only(self) -> bool {
-        self == Variant::ScopedBoxes
     }
 
     fn parse(name: &str) -> Option<Variant> {
@@ -164,7 +150,7 @@ impl Program for BinaryTrees {
         use super::programs::trees;
         let check = match variant {
             Variant::Plain => trees::plain::run(depth),
-            Variant::Attr | Variant::ScopedBoxes => trees::attr::run(depth),
+            Variant::Attr => trees::attr::run(depth),
         };
         Outcome {
             boxes: trees::boxes(depth),
@@ -201,10 +187,6 @@ pub fn main<B: Binary>(args: &[String]) {
     };
     let variant = Variant::parse(variant)
         .unwrap_or_else(|| panic!("variant {variant}: one of {:?}", names(Variant::ALL)));
-    if variant == Variant::ScopedBoxes {
-        // Before anything allocates, as a program would at its start.
-        batch_alloc::set_capture(batch_alloc::Capture::Boxes);
-    }
     let reps: usize = reps.parse().expect(USAGE);
     let size: Option<u64> = rest.first().map(|s| s.parse().expect(USAGE));
     macro_rules! measure_if_named {
@@ -235,13 +217,12 @@ fn list() {
         };
     }
     each_program!(describe);
-    let wrapped_only = Variant::ALL.into_iter().filter(|v| v.wrapped_only());
     println!(
         "{}",
         json!({
             "programs": programs,
             "variants": names(Variant::ALL),
-            "wrapped_only": names(wrapped_only),
+            "wrapped_only": [],
         })
     );
 }
@@ -288,7 +269,6 @@ fn measure<B: Binary, P: Program>(variant: Variant, reps: usize, size: Option<u6
             "variant": variant.name(),
             "allocator": B::ALLOCATOR.label(),
             "batch_active": batch_alloc::is_active(),
-            "capture": format!("{:?}", batch_alloc::capture()),
             "size": size,
             "unit": P::UNIT,
             "input_bytes": input.bytes(),

@@ -38,12 +38,18 @@ impl Parse for Args {
             if args.krate.is_some() {
                 return Err(Error::new_spanned(keyword, "`crate` given twice"));
             }
-            input.parse::<Token![=]>().map_err(|e| {
-                Error::new(e.span(), format!("expected `=` after `crate`: {EXPECTED}"))
-            })?;
+            if !input.peek(Token![=]) {
+                let message = format!("expected `=` and a path after `crate`: {EXPECTED}");
+                return Err(Error::new_spanned(keyword, message));
+            }
+            input.parse::<Token![=]>()?;
             let path = if input.peek(LitStr) {
                 // `crate = "path"`, as serde's and tokio's attributes take it.
-                input.parse::<LitStr>()?.parse::<Path>()?
+                let text = input.parse::<LitStr>()?;
+                text.parse::<Path>().map_err(|_| {
+                    let message = format!("expected a path in the string: {EXPECTED}");
+                    Error::new_spanned(&text, message)
+                })?
             } else {
                 Path::parse_mod_style(input)?
             };

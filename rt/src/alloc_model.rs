@@ -27,7 +27,7 @@ use proptest::prelude::*;
 use crate::config::{FRAME_SIZE, MAX_SMALL_SIZE, PAGE_SIZE};
 use crate::expansion::Scope;
 use crate::os::refusals::refuse_decommit_on_this_thread;
-use crate::{set_capture, trim, Capture};
+use crate::trim;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -314,7 +314,6 @@ proptest! {
         program in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 200 }),
         refuse in any::<bool>(),
     ) {
-        set_capture(Capture::All);
         let outcome = std::thread::spawn(move || run(program, refuse)).join();
         if let Err(panic) = outcome {
             std::panic::resume_unwind(panic);

@@ -73,9 +73,8 @@ impl Drop for Mark {
 /// function or another `scope` up the stack), `f` joins it. While it is
 /// open, every allocation on this thread up to the largest size class
 /// (4 KiB) comes from the thread's runs of slots, and larger ones up to
-/// 64 MiB that fit whole frames from frames (when the scope captures, the
-/// default, [`Capture::All`](crate::Capture::All)): boxes, strings,
-/// vectors, maps, whatever library code allocates. Each is an ordinary
+/// 64 MiB that fit whole frames from frames: boxes, strings, vectors,
+/// maps, whatever library code allocates. Each is an ordinary
 /// allocation, freed one by one, on any thread, at any time. Opening costs
 /// a thread-local read and write, joining one read; nothing is allocated.
 /// Where [`BatchAlloc`](crate::BatchAlloc) is not the global allocator,

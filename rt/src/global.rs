@@ -39,9 +39,9 @@ use crate::sync::Ordering;
 /// costs one thread-local read more than the inner allocator, and `dealloc`
 /// and `realloc` recognise a span slot by a range check before they read any
 /// metadata, so ordinary pointers cost one comparison more. While a
-/// capturing scope is open on a thread (see the `Capture` setting), that
-/// thread's allocations the runtime has a size class for come from its
-/// spans instead; everything else still goes to the inner allocator.
+/// batch scope is open on a thread, that thread's allocations the runtime
+/// has a size class for come from its spans instead; everything else still
+/// goes to the inner allocator.
 ///
 /// # Wrapping `BatchAlloc` itself
 ///
@@ -97,7 +97,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let proof = NoUnwind;
         let state = heap::scope_state();
-        let p = if state.captures() {
+        let p = if state.is_open() {
             // SAFETY: the caller's contract, forwarded.
             unsafe { Self::alloc_captured(layout.size(), layout.align(), state, self) }
         } else {
@@ -115,7 +115,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
             observe_probe();
         }
         let state = heap::scope_state();
-        let p = if state.captures() {
+        let p = if state.is_open() {
             // SAFETY: the caller's contract, forwarded.
             unsafe { self.alloc_zeroed_captured(state, layout) }
         } else {
@@ -150,7 +150,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
             Some(at) => unsafe { self.realloc_slot(at, ptr, layout, new_size) },
             None => {
                 let state = heap::scope_state();
-                match state.captures() {
+                match state.is_open() {
                     // SAFETY: the caller's contract, forwarded; the scope is
                     // this thread's, open and capturing.
                     true => unsafe { self.realloc_into_scope(state, ptr, layout, new_size) },
@@ -265,7 +265,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // alignment, does not overflow `isize`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         let state = heap::scope_state();
-        let captured = match state.captures() {
+        let captured = match state.is_open() {
             true => scope_block(state, new_layout, false),
             false => None,
         };

@@ -33,10 +33,8 @@ thread_local! {
 /// DISABLED                      scopes never open here (no BatchAlloc, no
 ///                               region, the thread exiting)
 /// heap | READY                  no scope open; one can open at once
-/// heap | READY | OPEN           a scope is open: annotated Box::new sites
-///                               take slots from the runs
-/// heap | READY | OPEN | CAPTURING   and it captures every allocation the
-///                               runtime can serve
+/// heap | READY | OPEN           a scope is open: the runs serve every
+///                               allocation the runtime can serve
 /// ```
 ///
 /// A `#[repr(transparent)]` word: every test and change of the flags is a
@@ -45,8 +43,6 @@ thread_local! {
 #[repr(transparent)]
 pub(crate) struct ScopeState(*mut HeapRecord);
 
-/// A scope is open and captures.
-pub(crate) const CAPTURING: usize = 1;
 /// A scope is open.
 const OPEN: usize = 2;
 /// The heap is known: a scope can open.
@@ -77,12 +73,6 @@ impl ScopeState {
         self.0.addr() & OPEN != 0
     }
 
-    /// Whether a scope is open that captures.
-    #[inline(always)]
-    pub(crate) fn captures(self) -> bool {
-        self.0.addr() & CAPTURING != 0
-    }
-
     /// Whether entering a scope joins rather than opens one: a scope is
     /// open, or none can open on this thread.
     #[inline(always)]
@@ -96,16 +86,16 @@ impl ScopeState {
         self.0.addr() & READY != 0
     }
 
-    /// This state with a scope open; `capture` is [`CAPTURING`] or 0.
+    /// This state with a scope open.
     #[inline(always)]
-    pub(crate) fn opened(self, capture: usize) -> ScopeState {
-        ScopeState(self.0.map_addr(|a| a | OPEN | (capture & CAPTURING)))
+    pub(crate) fn opened(self) -> ScopeState {
+        ScopeState(self.0.map_addr(|a| a | OPEN))
     }
 
     /// This state with no scope open.
     #[inline(always)]
     pub(crate) fn closed(self) -> ScopeState {
-        ScopeState(self.0.map_addr(|a| a & !(OPEN | CAPTURING)))
+        ScopeState(self.0.map_addr(|a| a & !OPEN))
     }
 
     /// The heap an open scope's state names.

@@ -173,7 +173,7 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
 mod tests {
     use crate::config::{DECAY_MILLIS, FRAME_SIZE};
     use crate::os::refusals::refuse_decommit_on_this_thread;
-    use crate::{scope, set_capture, trim, Capture};
+    use crate::{scope, trim};
 
     /// Two frames: 128 KiB, the size of issue 30's reproducer.
     const LEN: usize = 2 * FRAME_SIZE;
@@ -197,7 +197,6 @@ mod tests {
     /// Returns the stale bytes and the stale `Some`s.
     #[test]
     fn zeroed_blocks_are_zero_when_the_os_refuses_to_take_memory_back() {
-        set_capture(Capture::All);
         let stale = std::thread::spawn(|| {
             refuse_decommit_on_this_thread(true);
             scope(|| ());

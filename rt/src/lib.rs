@@ -61,56 +61,47 @@
 //!
 //! ## Allocation
 //!
-//! 1. The attribute rewrites the function — `rewrite_fn`
-//!    (`macros/src/scoped/mod.rs`). A method of an annotated impl block
-//!    whose call to itself is certain — `call_to_itself`
-//!    (`macros/src/scoped/recall.rs`) — starts with a test, `must_open`
-//!    (`expansion.rs`), and where it must, calls itself inside a scope it
-//!    opens — `reenter` (`expansion.rs`); any other function runs its body
-//!    in a closure, inside the scope open or one it opens —
-//!    `run_in_scope` (`expansion.rs`). Each `Box::new(v)` becomes a call
-//!    of `box_in_scope_at` (`expansion.rs`) — `boxed_call`
-//!    (`macros/src/scoped/body.rs`). The facade's `batch_alloc::__private`,
-//!    the paths the attribute writes, is this crate's.
-//! 2. The call joins the thread's open scope, or opens one. With a scope
+//! 1. The attribute puts a guard in front of the function's body —
+//!    `rewrite_fn` (`macros/src/expand.rs`), `open_in_front`
+//!    (`macros/src/guard.rs`): `Guard::new` (`expansion.rs`), then
+//!    `enter_guard` (`expansion.rs`). The body stays as written. (An
+//!    `async fn` becomes one future whose every poll does the same —
+//!    `scoped_async_fn` (`macros/src/future.rs`), `scoped_future`
+//!    (`expansion.rs`).) The facade's `batch_alloc::__private`, the paths
+//!    the attribute writes, is this crate's.
+//! 2. The guard joins the thread's open scope, or opens one. With a scope
 //!    open, `scope_would_join` (`scope.rs`) says so and the body just runs.
-//!    Otherwise a guard opens it — `opened_around` (`expansion.rs`),
-//!    `Scope::open_here` (`scope.rs`), `Scope::open` (`scope.rs`). The scope is
-//!    one thread-local word, a `ScopeState` — `scope_state` (`heap.rs`),
-//!    `set_scope_state` (`heap.rs`). The guard that opened it closes it when
-//!    it drops — `Scope::drop` (`scope.rs`), `close` (`scope.rs`). The runs
-//!    stay with the heap.
-//! 3. The thread's first scope finds its heap — `Scope::open_first`
-//!    (`scope.rs`), `first_scope` (`scope.rs`),
-//!    `current_or_init` (`thread.rs`), `init_current` (`thread.rs`). Making the
-//!    heap arms its retirement — `arm_retirement` (`thread.rs`) — and claims
-//!    a record — `claim_record` (`record.rs`). The scope word then names
-//!    it — `ScopeState::ready` (`heap.rs`).
-//! 4. The box takes a slot from the run of its class, known at compile
-//!    time — `box_in_scope_at` (`expansion.rs`), `box_in_scope` (`scope.rs`), `slot_in_scope`
-//!    (`scope.rs`), `alloc_in_scope` (`runs.rs`), `take` (`runs.rs`). A
-//!    fresh slot is a pointer bump, a recycled one a list pop, both by the
-//!    run's cursor, as in a `Batch` — `Cursor::take` (`cursor.rs`). The
-//!    value moves in — `box_in_slot` (`cursor.rs`). With no scope open, or
-//!    no slot to be had, the memory is the global allocator's, as for
-//!    `Box::new` — `plain_memory` (`scope.rs`).
-//! 5. Any other small allocation while a capturing scope is open (strings,
-//!    vectors, library code) comes through the global allocator —
+//!    Otherwise, out of line — `open_scope_out_of_line` (`scope.rs`),
+//!    `open_scope` (`scope.rs`). The scope is one thread-local word, a
+//!    `ScopeState` — `scope_state` (`heap.rs`), `set_scope_state`
+//!    (`heap.rs`). The guard that opened it closes it when it drops —
+//!    `close` (`scope.rs`). The runs stay with the heap.
+//! 3. The thread's first scope finds its heap — `open_first_scope`
+//!    (`scope.rs`), `first_scope` (`scope.rs`), `current_or_init`
+//!    (`thread.rs`), `init_current` (`thread.rs`). Making the heap arms its
+//!    retirement — `arm_retirement` (`thread.rs`) — and claims a record —
+//!    `claim_record` (`record.rs`). The scope word then names it —
+//!    `ScopeState::ready` (`heap.rs`).
+//! 4. `Box::new` in the body reaches the global allocator, which, with a
+//!    scope open, takes a slot from the run of the layout's size class —
 //!    `BatchAlloc::alloc` (`global.rs`), `alloc_captured` (`global.rs`),
-//!    `bump_captured` (`runs.rs`), then the same `take` (`runs.rs`). Rare
-//!    layouts go out of line — `alloc_captured_slow` (`global.rs`),
-//!    `scope_block` (`global.rs`), `class_of_layout` (`runs.rs`). With no
-//!    scope open, the inner allocator serves it.
-//! 6. A used-up run refills — `next_slot` (`runs.rs`), `refill`
+//!    `bump_captured` (`runs.rs`), `take` (`runs.rs`). A fresh slot is a
+//!    pointer bump, a recycled one a list pop, both by the run's cursor,
+//!    as in a `Batch` — `Cursor::take` (`cursor.rs`). So does every other
+//!    small allocation while the scope is open (strings, vectors, library
+//!    code). Rare layouts go out of line — `alloc_captured_slow`
+//!    (`global.rs`), `scope_block` (`global.rs`), `class_of_layout`
+//!    (`runs.rs`). With no scope open, the inner allocator serves it.
+//! 5. A used-up run refills — `next_slot` (`runs.rs`), `refill`
 //!    (`runs.rs`), `reserve` (`reserve.rs`). The common refill bumps the
 //!    head span of the class's avail queue — `reserve_fresh_stretch`
 //!    (`reserve.rs`). Every other takes the slow road — `reserve_slow`
-//!    (`reserve.rs`): it sends the outbox (step 12), drains the mailbox
-//!    (step 14), then takes recycled slots first, fresh ones after —
+//!    (`reserve.rs`): it sends the outbox (step 11), drains the mailbox
+//!    (step 13), then takes recycled slots first, fresh ones after —
 //!    `take_slots` (`reserve.rs`). A span with nothing left moves to the
 //!    full queue, armed — `park_full` (`reserve.rs`), `arm` (`remote.rs`),
 //!    `move_to` (`queues.rs`).
-//! 7. With no span left in the class, a new one — `new_span`
+//! 6. With no span left in the class, a new one — `new_span`
 //!    (`reserve.rs`). Its frame comes from the pool — `acquire_frame`
 //!    (`pool.rs`), `pop_empty_frame` (`pool.rs`) — or from past the
 //!    region's high-water mark — `fresh_frames` (`region.rs`). The region's
@@ -122,35 +113,35 @@
 //!
 //! ## Local free
 //!
-//! 8. Dropping the box reaches the wrapper, which tells a slot from any
+//! 7. Dropping the box reaches the wrapper, which tells a slot from any
 //!    other pointer with one range check — `BatchAlloc::dealloc`
 //!    (`global.rs`), `locate` (`region.rs`). Other pointers go to the inner
 //!    allocator.
-//! 9. On the owner thread the slot goes onto its span's own free list, with
+//! 8. On the owner thread the slot goes onto its span's own free list, with
 //!    no atomic instruction — `free` (`free.rs`). A span on the full queue,
 //!    or a box smaller than a link, goes out of line — `free_slow`
 //!    (`free.rs`), `free_rare` (`free.rs`), `free_owned` (`free.rs`) — and
 //!    the span goes back to the avail queue — `after_local_free`
 //!    (`queues.rs`).
-//! 10. The span's last slot out comes back — `last_slot_freed` (`free.rs`),
-//!     `after_local_free` (`queues.rs`), `span_emptied` (`queues.rs`). The
-//!     head of the avail queue starts over with one fresh stretch —
-//!     `SpanLocal::restart` (`types.rs`). Any other empty span goes back to
-//!     the pool — `release_if_idle` (`queues.rs`), `unlink` (`queues.rs`),
-//!     `release_frame` (`pool.rs`).
-//! 11. A later refill hands the freed slots out again, before fresh
+//! 9. The span's last slot out comes back — `last_slot_freed` (`free.rs`),
+//!    `after_local_free` (`queues.rs`), `span_emptied` (`queues.rs`). The
+//!    head of the avail queue starts over with one fresh stretch —
+//!    `SpanLocal::restart` (`types.rs`). Any other empty span goes back to
+//!    the pool — `release_if_idle` (`queues.rs`), `unlink` (`queues.rs`),
+//!    `release_frame` (`pool.rs`).
+//! 10. A later refill hands the freed slots out again, before fresh
 //!     ones — `take_slots` (`reserve.rs`).
 //!
 //! ## Remote free
 //!
-//! 12. On any other thread the free goes into that thread's outbox, which
+//! 11. On any other thread the free goes into that thread's outbox, which
 //!     chains frees per span through their links, with no atomic
 //!     instruction — `free` (`free.rs`), `free_slow` (`free.rs`), `post`
 //!     (`outbox.rs`). A span's first free starts its chain — `start_chain`
 //!     (`outbox.rs`), `take_entry` (`outbox.rs`). A thread with no heap
 //!     gets one at its first such free — `free_without_heap` (`free.rs`),
 //!     `init_in_dealloc` (`thread.rs`).
-//! 13. A chain goes to its span's remote list with one compare-and-swap —
+//! 12. A chain goes to its span's remote list with one compare-and-swap —
 //!     `send` (`outbox.rs`), `push_chain` (`remote.rs`), `push_to_list`
 //!     (`remote.rs`): when it is full,
 //!     when another span needs its outbox entry, and when the thread
@@ -158,14 +149,14 @@
 //!     (`outbox.rs`). A span that is armed or abandoned gets each free at
 //!     once — `push_now` (`outbox.rs`), `push_plain` (`remote.rs`),
 //!     `push_now_notified` (`outbox.rs`). A push into an armed span (one
-//!     parked full, step 6) puts the span in its owner's mailbox —
+//!     parked full, step 5) puts the span in its owner's mailbox —
 //!     `finish_push` (`remote.rs`), `notify_owner` (`remote.rs`),
 //!     `IndexStack::push` (`sync.rs`). Otherwise the slots wait on the
 //!     remote list.
 //!
 //! ## Return to the owner
 //!
-//! 14. The owner takes the slots back at its next refill — `reserve_slow`
+//! 13. The owner takes the slots back at its next refill — `reserve_slow`
 //!     (`reserve.rs`). It empties its mailbox — `drain_mailbox`
 //!     (`queues.rs`), `drain_mailbox_slow` (`queues.rs`), `take_mailbox`
 //!     (`remote.rs`): for each span — `Mailed::next` (`remote.rs`) — it
@@ -174,7 +165,7 @@
 //!     (`remote.rs`) — splices it onto the span's free list — `merge`
 //!     (`remote.rs`) — and moves the span back to the avail queue —
 //!     `move_to` (`queues.rs`).
-//! 15. A span already on the avail queue is collected when a refill looks
+//! 14. A span already on the avail queue is collected when a refill looks
 //!     at it — `collect` (`remote.rs`), `take` (`remote.rs`), `merge`
 //!     (`remote.rs`). Its slots go out again —
 //!     `take_slots` (`reserve.rs`). `trim()` collects at once —
@@ -182,22 +173,22 @@
 //!
 //! ## Thread exit
 //!
-//! 16. The heap retires from a thread-exit key destructor, armed when the
+//! 15. The heap retires from a thread-exit key destructor, armed when the
 //!     heap was made (step 3) — `retire_at_exit` (`thread.rs`),
 //!     `retire_current` (`thread.rs`). Scopes stop opening on the thread. The
 //!     outbox is sent — `send_all` (`outbox.rs`); the runs' unused slots go
 //!     back — `give_back_runs` (`queues.rs`), `give_back` (`queues.rs`); the
 //!     mailbox is drained — `drain_mailbox` (`queues.rs`).
-//! 17. Each span is released if nothing is out of it, else abandoned —
+//! 16. Each span is released if nothing is out of it, else abandoned —
 //!     `retire_span` (`thread.rs`), `disarm` (`remote.rs`), `abandon`
 //!     (`remote.rs`), `release_frame` (`pool.rs`). The heap record goes back
 //!     for a later thread — `HeapRecord::hand_back` (`types.rs`).
-//! 18. Frees into an abandoned span still work, from any thread: each
+//! 17. Frees into an abandoned span still work, from any thread: each
 //!     counts the span's remote word down — `free_rare` (`free.rs`),
 //!     `push_chain` (`remote.rs`). The exiting thread makes no new heap;
 //!     its own later frees skip the outbox — `free_without_heap`
 //!     (`free.rs`).
-//! 19. The last free returns the span to the pool — `finish_push`
+//! 18. The last free returns the span to the pool — `finish_push`
 //!     (`remote.rs`), `release_frame` (`pool.rs`), `pool_empty_frame`
 //!     (`pool.rs`). Past the pool's limit an unused
 //!     frame decays to the OS — `decay` (`pool.rs`).
@@ -277,7 +268,6 @@ pub use expansion::scope;
 pub use global::BatchAlloc;
 pub use probe::is_active;
 pub use report::report;
-pub use scope::{capture, set_capture, Capture};
 pub use stats::{stats, Stats};
 pub use thread::trim;
 

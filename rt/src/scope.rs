@@ -4,12 +4,9 @@
 //! The first [`scope`](crate::scope()) call or annotated function running on a thread opens
 //! the scope as it starts; everything that runs inside it, annotated or not,
 //! joins it, at the cost of one thread-local read where it checks. The
-//! scope closes when what opened it returns, by any exit: a [`Scope`] guard
-//! closes it when it drops, and an annotated function that calls itself to
-//! open the scope does so through one. While a scope is open, annotated
-//! `Box::new` sites take slots from the runs with the class known at
-//! compile time ([`box_in_scope`]), and, if the scope captures, every
-//! allocation the runtime can serve goes there too (see `runs.rs`). A scope
+//! scope closes when what opened it returns, by any exit: the guard that
+//! opened it closes it when it drops. While a scope is open, every
+//! allocation the runtime can serve comes from the runs (see `runs.rs`). A scope
 //! is a property of a thread: it never serves another thread, and a future
 //! holds none while suspended: each poll of a [`ScopedFuture`] opens or
 //! joins the polling thread's scope and closes what it opened before
@@ -20,75 +17,15 @@ use core::future::Future;
 use core::marker::PhantomData;
 use core::pin::Pin;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicUsize};
 use core::task::{Context, Poll};
 
 use crate::class::{class_of, NO_CLASS};
 use crate::cursor::box_in_slot;
-use crate::heap::{self, ScopeState, CAPTURING};
+use crate::heap::{self, ScopeState};
 use crate::probe::is_active;
 use crate::runs::alloc_in_scope;
-use crate::settings::{settings, warn_not_installed};
-use crate::sync::Ordering;
+use crate::settings::warn_not_installed;
 use crate::thread;
-
-/// Whether scopes capture every allocation they can, or only annotated
-/// `Box::new`s; see [`set_capture`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Capture {
-    /// Every allocation the runtime can serve while a scope is open:
-    /// strings, vectors and their growth, `Rc`/`Arc`, maps, and whatever
-    /// code called from the loop allocates. The default.
-    All,
-    /// Only the annotated `Box::new` sites; everything else goes to the
-    /// inner allocator, as without a scope.
-    Boxes,
-}
-
-/// What scopes opened from now on add to the scope state: [`CAPTURING`] or
-/// nothing. Read at every scope's opening, so it is the ready-made bit.
-static CAPTURE_BIT: AtomicUsize = AtomicUsize::new(CAPTURING);
-/// Whether the setting is decided: by [`set_capture`], or by the
-/// environment at the first scope.
-static CAPTURE_DECIDED: AtomicBool = AtomicBool::new(false);
-
-/// Sets, for the whole process, what batch scopes opened from now on
-/// capture. Without a call, the environment variable `BATCH_ALLOC_CAPTURE`
-/// decides when the first scope opens (`boxes` for [`Capture::Boxes`]), and
-/// otherwise scopes capture everything.
-pub fn set_capture(capture: Capture) {
-    let bit = match capture {
-        Capture::All => CAPTURING,
-        Capture::Boxes => 0,
-    };
-    CAPTURE_BIT.store(bit, Ordering::Relaxed);
-    CAPTURE_DECIDED.store(true, Ordering::Relaxed);
-}
-
-/// What batch scopes capture; see [`set_capture`].
-pub fn capture() -> Capture {
-    decide_capture();
-    match CAPTURE_BIT.load(Ordering::Relaxed) {
-        0 => Capture::Boxes,
-        _ => Capture::All,
-    }
-}
-
-/// Reads the environment, once, unless [`set_capture`] came first.
-fn decide_capture() {
-    if CAPTURE_DECIDED.load(Ordering::Relaxed) {
-        return;
-    }
-    let boxes = settings().capture_boxes == Some(true);
-    // Another thread's `set_capture` wins over the environment.
-    if CAPTURE_DECIDED
-        .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
-        .is_ok()
-        && boxes
-    {
-        CAPTURE_BIT.store(0, Ordering::Relaxed);
-    }
-}
 
 /// A hold on this thread's batch scope: what `#[batch_alloc]` declares
 /// first in a function that cannot call itself, and before a closure's
@@ -200,7 +137,7 @@ fn open_scope() -> bool {
     if !state.is_ready() {
         return open_first_scope();
     }
-    heap::set_scope_state(state.opened(CAPTURE_BIT.load(Ordering::Relaxed)));
+    heap::set_scope_state(state.opened());
     true
 }
 
@@ -234,7 +171,6 @@ pub(crate) fn scope_would_join() -> bool {
 #[cold]
 #[inline(never)]
 fn first_scope() {
-    decide_capture();
     let heap = match is_active() {
         true => thread::current_or_init(),
         false => {
@@ -336,13 +272,13 @@ pub(crate) fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Whether a batch scope is open on this thread, and whether it captures:
-/// `None`, `Some(false)` or `Some(true)`. For tests and diagnostics; not
-/// public API.
+/// Whether a batch scope is open on this thread: `Some(true)` if one is
+/// (every scope serves every allocation it can), `None` if not. For tests
+/// and diagnostics; not public API.
 #[doc(hidden)]
 pub fn scope_on_this_thread() -> Option<bool> {
     let state = heap::scope_state();
-    state.is_open().then(|| state.captures())
+    state.is_open().then_some(true)
 }
 
 /// A slot of `T`'s class from this thread's open scope: `None` if no scope

@@ -1,11 +1,10 @@
 //! The environment variables the runtime reads, once, at first use (the
-//! first batch scope, the first `capture()`, the report at exit), and the
+//! first batch scope, the report at exit), and the
 //! one-line warnings it gives about them and about a missing
 //! `#[global_allocator]`.
 //!
 //! | variable | values (any case) | default |
 //! |---|---|---|
-//! | `BATCH_ALLOC_CAPTURE` | `all`, `boxes` | `all` |
 //! | `BATCH_ALLOC_REPORT` | `on`, `off` (`1`/`0`, `true`/`false`, `yes`/`no`) | `on` |
 //! | `BATCH_ALLOC_WARNINGS` | the same | `on` |
 //!
@@ -27,15 +26,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::os;
 use crate::sync::RunOnce;
 
-/// What the environment says. Not public API: read through `capture()`,
+/// What the environment says. Not public API: read through
 /// the report and the warnings.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Settings {
-    /// `BATCH_ALLOC_CAPTURE`: `Some(true)` for `boxes`, `Some(false)` for
-    /// `all`, `None` when unset or not understood.
-    pub capture_boxes: Option<bool>,
     /// `BATCH_ALLOC_REPORT`: whether the per-site report prints at exit.
     pub report_at_exit: bool,
     /// `BATCH_ALLOC_WARNINGS`: whether the runtime warns (in debug builds)
@@ -44,8 +40,7 @@ pub struct Settings {
 }
 
 /// The names the runtime reads, and what each accepts.
-const KNOWN: [(&str, &str); 3] = [
-    ("BATCH_ALLOC_CAPTURE", "`all` or `boxes`"),
+const KNOWN: [(&str, &str); 2] = [
     ("BATCH_ALLOC_REPORT", SWITCH),
     ("BATCH_ALLOC_WARNINGS", SWITCH),
 ];
@@ -62,7 +57,6 @@ struct Read(UnsafeCell<Settings>);
 unsafe impl Sync for Read {}
 
 static SETTINGS: Read = Read(UnsafeCell::new(Settings {
-    capture_boxes: None,
     report_at_exit: true,
     warnings: true,
 }));
@@ -131,13 +125,8 @@ fn read(
         parsed
     };
     Settings {
-        capture_boxes: value(0, |v| match v {
-            "boxes" => Some(true),
-            "all" => Some(false),
-            _ => None,
-        }),
-        report_at_exit: value(1, switch).unwrap_or(true),
-        warnings: value(2, switch).unwrap_or(true),
+        report_at_exit: value(0, switch).unwrap_or(true),
+        warnings: value(1, switch).unwrap_or(true),
     }
 }
 
@@ -204,7 +193,6 @@ mod tests {
         assert_eq!(
             settings,
             Settings {
-                capture_boxes: None,
                 report_at_exit: true,
                 warnings: true
             }
@@ -214,11 +202,6 @@ mod tests {
 
     #[test]
     fn values_in_any_case_and_with_spaces_around() {
-        for (capture, boxes) in [("boxes", true), ("Boxes", true), (" ALL ", false)] {
-            let (settings, warnings) = read_from(&[("BATCH_ALLOC_CAPTURE", capture)]);
-            assert_eq!(settings.capture_boxes, Some(boxes), "{capture:?}");
-            assert!(warnings.is_empty(), "{capture:?}");
-        }
         for (value, on) in [
             ("0", false),
             ("off", false),
@@ -244,18 +227,16 @@ mod tests {
     #[test]
     fn a_value_not_understood_is_named_with_what_is_accepted() {
         let (settings, warnings) = read_from(&[
-            ("BATCH_ALLOC_CAPTURE", "1"),
+            ("BATCH_ALLOC_WARNINGS", "2"),
             ("BATCH_ALLOC_REPORT", "maybe"),
         ]);
-        assert_eq!(settings.capture_boxes, None);
-        assert!(settings.report_at_exit);
+        assert!(settings.report_at_exit && settings.warnings);
         assert_eq!(warnings.len(), 2);
         assert!(
-            warnings[0].contains("BATCH_ALLOC_CAPTURE=\"1\""),
+            warnings[0].contains("BATCH_ALLOC_REPORT=\"maybe\""),
             "{}",
             warnings[0]
         );
-        assert!(warnings[0].contains("`all` or `boxes`"), "{}", warnings[0]);
         assert!(warnings[1].contains("`on` or `off`"), "{}", warnings[1]);
     }
 
@@ -263,12 +244,12 @@ mod tests {
     fn a_misspelled_name_is_named_with_the_known_ones() {
         assert_eq!(unknown_name("BATCH_ALLOC_REPORT"), None);
         assert_eq!(unknown_name("PATH"), None);
-        let line = unknown_name("BATCH_ALLOC_CAPTUER").unwrap();
-        assert!(line.contains("BATCH_ALLOC_CAPTUER"), "{line}");
+        let line = unknown_name("BATCH_ALLOC_REPROT").unwrap();
+        assert!(line.contains("BATCH_ALLOC_REPROT"), "{line}");
         assert!(
-            line.contains("BATCH_ALLOC_CAPTURE, BATCH_ALLOC_REPORT"),
+            line.contains("BATCH_ALLOC_REPORT, BATCH_ALLOC_WARNINGS"),
             "{line}"
         );
-        assert!(unknown_name("batch_alloc_capture").is_some());
+        assert!(unknown_name("batch_alloc_report").is_some());
     }
 }

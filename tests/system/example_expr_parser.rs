@@ -6,15 +6,13 @@
 //! The allocator's counters are process-wide, so every test that parses
 //! runs [`serially`].
 
-use batch_alloc::{stats, Capture};
+use batch_alloc::stats;
 use workloads::expr_parser;
 use workloads::expr_parser::{
     batched, compare, generate, parse, parse_args, plain, Expr, Op, Options, ParseError, Program,
     Variant,
 };
-use workloads::testing::{
-    assert_disjoint, assert_slots_back_at, box_range, serially, served, with_capture,
-};
+use workloads::testing::{assert_disjoint, assert_slots_back_at, box_range, serially, served};
 use workloads::timing::Clock;
 
 /// The values of a program's lines, through both parsers (which must
@@ -157,16 +155,16 @@ fn printing_and_parsing_again_gives_the_same_trees() {
 
 #[test]
 fn the_annotated_parser_takes_its_boxes_from_batch_alloc() {
-    // With scopes serving annotated `Box::new`s only: every box, each made
-    // inside an annotated loop.
-    with_capture(Capture::Boxes, || {
+    // Every box, each made inside an annotated function, and more (the
+    // vectors and strings the parser allocates).
+    serially(|| {
         let source = generate::program(500);
         let baseline = stats();
         let (plain_program, plain_count) = served(|| parse(Variant::Plain, &source).unwrap());
         let (batched_program, batched_count) = served(|| parse(Variant::Batched, &source).unwrap());
         assert_eq!(plain_program, batched_program);
         assert_eq!(plain_count, 0);
-        assert_eq!(batched_count, batched_program.boxes());
+        assert!(batched_count >= batched_program.boxes(), "{batched_count}");
         // Both trees live, equal (so every box holds what it should) and no
         // two of their boxes overlap.
         let mut ranges = Vec::new();
@@ -174,21 +172,11 @@ fn the_annotated_parser_takes_its_boxes_from_batch_alloc() {
         box_ranges(&batched_program, &mut ranges);
         assert_eq!(ranges.len() as u64, 2 * batched_program.boxes());
         assert_disjoint(&mut ranges);
-        let live = stats().live_slots;
+        let (live, boxes) = (stats().live_slots, batched_program.boxes());
         drop(batched_program);
-        assert_eq!(
-            stats().live_slots,
-            live - batched_count,
-            "the boxes were slots"
-        );
+        assert!(live - stats().live_slots >= boxes, "the boxes were slots");
         drop(plain_program);
         assert_slots_back_at(&baseline, &stats());
-    });
-    // Capturing (the default): the boxes and the lines' vector.
-    with_capture(Capture::All, || {
-        let source = generate::program(500);
-        let (program, count) = served(|| parse(Variant::Batched, &source).unwrap());
-        assert!(count > program.boxes(), "{count}");
     });
 }
 
@@ -214,7 +202,7 @@ fn the_generated_program_has_the_promised_shape() {
 
 #[test]
 fn the_comparison_and_a_small_run() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let source = generate::program(200);
         let mut lines = Vec::new();
         let c = compare(&source, 2, &Clock::start(), |l| lines.push(l.to_string())).unwrap();

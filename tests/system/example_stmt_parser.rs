@@ -9,7 +9,7 @@
 //! front end makes counts, so every test that reads them or runs the front
 //! end runs [`serially`].
 
-use batch_alloc::{stats, Capture};
+use batch_alloc::stats;
 use workloads::stmt_parser;
 use workloads::stmt_parser::generate;
 use workloads::stmt_parser::lang::{
@@ -18,8 +18,7 @@ use workloads::stmt_parser::lang::{
 };
 use workloads::stmt_parser::{compare, parse_args, Options, Variant};
 use workloads::testing::{
-    assert_disjoint, assert_slots_back_at, box_range, seeded, serially, served, with_capture,
-    RngExt,
+    assert_disjoint, assert_slots_back_at, box_range, seeded, serially, served, RngExt,
 };
 use workloads::timing::Clock;
 
@@ -721,8 +720,8 @@ fn generated_programs_are_deterministic_and_varied() {
 
 #[test]
 fn both_versions_agree_and_the_annotated_one_takes_its_boxes_from_batch_alloc() {
-    // With scopes serving annotated `Box::new`s only: every box of the tree.
-    with_capture(Capture::Boxes, || {
+    // Every box of the tree, and more.
+    serially(|| {
         let source = generate::program(40_000, 7);
         let baseline = stats();
         let ((tokens, tree, summary), plain_count) =
@@ -733,7 +732,7 @@ fn both_versions_agree_and_the_annotated_one_takes_its_boxes_from_batch_alloc() 
         assert_eq!(batched.1, tree);
         assert_eq!(batched.2, summary);
         assert_eq!(plain_count, 0);
-        assert_eq!(batched_count, summary.boxes);
+        assert!(batched_count >= summary.boxes, "{batched_count}");
         // Both versions' tokens and trees live, equal (so every box holds
         // what it should), and no two of their boxes overlap.
         let mut boxes = Boxes::default();
@@ -745,27 +744,18 @@ fn both_versions_agree_and_the_annotated_one_takes_its_boxes_from_batch_alloc() 
         assert_disjoint(&mut boxes.0);
         let live = stats().live_slots;
         drop(batched);
-        assert_eq!(
-            stats().live_slots,
-            live - batched_count,
+        assert!(
+            live - stats().live_slots >= summary.boxes,
             "the boxes were slots"
         );
         drop((tokens, tree));
         assert_slots_back_at(&baseline, &stats());
     });
-    // Capturing (the default): the boxes, and the strings and vectors the
-    // front end allocates in its loops.
-    with_capture(Capture::All, || {
-        let source = generate::program(40_000, 7);
-        let ((_, _, summary), count) =
-            served(|| stmt_parser::front(Variant::Batched, &source).unwrap());
-        assert!(count > summary.boxes, "{count}");
-    });
 }
 
 #[test]
 fn the_comparison_and_a_small_run() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let source = generate::program(20_000, 1);
         let mut lines = Vec::new();
         let c = compare(&source, 2, &Clock::start(), |l| lines.push(l.to_string())).unwrap();

@@ -19,7 +19,7 @@
 //!
 //! Nearly every test counts slots and spans in the process-wide `stats()`
 //! or reads the process's resident memory, so those run through the
-//! binary's one serial lock (`serially` or `with_capture` of
+//! binary's one serial lock (`serially` of
 //! `workloads::testing`): one at a time, each on a thread of its own. The
 //! others run plain code only. `tests/reliability_fault_inner.rs` is a
 //! binary of its own: its global allocator is another.

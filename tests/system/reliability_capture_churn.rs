@@ -26,9 +26,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::seed;
-use batch_alloc::{stats, Capture};
+use batch_alloc::stats;
 use workloads::testing::{
-    assert_back_at, assert_captured, capture_on, pattern, seeded, with_capture, Rng, RngExt, Scope,
+    assert_back_at, assert_captured, before_capture, pattern, seeded, serially, Rng, RngExt, Scope,
     SeededRng,
 };
 use workloads::timing::status_kib;
@@ -164,7 +164,7 @@ struct Trace {
 }
 
 fn run(fields: u64, seed: u64) -> Trace {
-    let before = capture_on();
+    let before = before_capture();
     let done = Arc::new(AtomicU64::new(0));
     let (to_writer, requests) = sync_channel::<Request>(64);
     let start = Instant::now();
@@ -234,7 +234,7 @@ fn check(fields: u64) {
 
 #[test]
 fn resident_memory_stops_growing_under_captured_request_churn() {
-    with_capture(Capture::All, || {
+    serially(|| {
         check(1_000_000);
     });
 }
@@ -242,7 +242,7 @@ fn resident_memory_stops_growing_under_captured_request_churn() {
 #[test]
 #[ignore = "long: 10,000,000 fields; run in release"]
 fn resident_memory_stops_growing_under_captured_request_churn_10m_fields() {
-    with_capture(Capture::All, || {
+    serially(|| {
         check(10_000_000);
     });
 }

@@ -17,10 +17,10 @@
 use std::thread;
 
 use crate::seed;
-use batch_alloc::{stats, Capture, Stats};
+use batch_alloc::{stats, Stats};
 use workloads::testing::{
-    assert_back_at, assert_captured, assert_live, assert_span_bytes_sane, capture_on,
-    captured_span_bytes, seeded, with_capture, Captured, RngExt, Scope, CAPTURED_KINDS,
+    assert_back_at, assert_captured, assert_live, assert_span_bytes_sane, before_capture,
+    captured_span_bytes, seeded, serially, Captured, RngExt, Scope, CAPTURED_KINDS,
 };
 
 /// Objects made per round, of which one is kept.
@@ -37,7 +37,7 @@ fn allowance() -> u64 {
 /// Runs `rounds` rounds on a fresh thread (its runs go back when it
 /// exits); returns the live and span bytes at the last check.
 fn run(rounds: usize, seed: u64) -> (u64, u64) {
-    let before = capture_on();
+    let before = before_capture();
     let figures = thread::spawn(move || rounds_on_this_thread(rounds, seed, before))
         .join()
         .unwrap();
@@ -108,7 +108,7 @@ fn report(rounds: usize, (live_bytes, span_bytes): (u64, u64)) {
 
 #[test]
 fn keeping_one_captured_object_in_a_thousand_reuses_the_freed_slots() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let rounds = 5_000;
         report(rounds, run(rounds, seed(0xF4A7)));
     });
@@ -117,7 +117,7 @@ fn keeping_one_captured_object_in_a_thousand_reuses_the_freed_slots() {
 #[test]
 #[ignore = "long: 100,000 rounds (1e8 objects); run in release"]
 fn keeping_one_captured_object_in_a_thousand_reuses_the_freed_slots_100k_rounds() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let rounds = 100_000;
         report(rounds, run(rounds, seed(0xF4A7)));
     });

@@ -21,9 +21,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::seed;
-use batch_alloc::{stats, Capture};
+use batch_alloc::stats;
 use workloads::testing::{
-    assert_back_at, assert_captured, assert_live, capture_on, seeded, with_capture, Captured,
+    assert_back_at, assert_captured, assert_live, before_capture, seeded, serially, Captured,
     RngExt, Scope, SeededRng, CAPTURED_KINDS,
 };
 
@@ -123,13 +123,13 @@ fn worker(shared: Arc<Shared>, serial: u64, seed: u64) {
 
 #[test]
 fn captured_and_plain_objects_freed_anywhere() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let seed = seed(0x313D);
         let secs: u64 = std::env::var("RELIABILITY_SECS")
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(3);
-        let before = capture_on();
+        let before = before_capture();
         let start = Instant::now();
         let shared = Arc::new(Shared {
             shards: (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect(),

@@ -19,10 +19,10 @@ use std::time::Instant;
 
 use crate::backlog::Backlog;
 use crate::seed;
-use batch_alloc::{stats, Capture};
+use batch_alloc::stats;
 use workloads::testing::{
-    assert_back_at, assert_captured, assert_live, capture_on, captured_span_bytes, seeded,
-    with_capture, Captured, RngExt, Scope, CAPTURED_KINDS,
+    assert_back_at, assert_captured, assert_live, before_capture, captured_span_bytes, seeded,
+    serially, Captured, RngExt, Scope, CAPTURED_KINDS,
 };
 
 const THREADS: usize = 1_000;
@@ -95,10 +95,10 @@ fn short_lived(index: usize, seed: u64, holders: Vec<Sender<Parcel>>, backlog: B
 
 #[test]
 fn captured_objects_outlive_their_threads_and_spans_come_back() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let seed = seed(0x7C13);
         let start = Instant::now();
-        let before = capture_on();
+        let before = before_capture();
         let backlog = Backlog::default();
         let (senders, holders): (Vec<_>, Vec<_>) = (0..HOLDERS)
             .map(|h| {

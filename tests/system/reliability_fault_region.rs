@@ -17,7 +17,7 @@ use std::thread;
 use batch_alloc::{batch_alloc, is_active, stats, Batch};
 use workloads::in_child;
 use workloads::testing::{
-    assert_boxes_disjoint, assert_live, assert_slots_back_at, capture_on, check_words, fill,
+    assert_boxes_disjoint, assert_live, assert_slots_back_at, before_capture, check_words, fill,
     limit_address_space, serially, Batches, Captured, ChildOutcome, Filled, Scope,
 };
 
@@ -252,7 +252,7 @@ mod capture_on {
 
     fn child() {
         let active = is_active();
-        let before = capture_on();
+        let before = before_capture();
         let (checksum, opened) = workload();
         let after = stats();
         println!(

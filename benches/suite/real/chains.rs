@@ -210,7 +210,7 @@ impl Program for Chains {
     fn run(variant: Variant, input: &String) -> Outcome {
         match variant {
             Variant::Plain => summary!(plain::analyse(input)),
-            Variant::Attr | Variant::ScopedBoxes => summary!(attr::analyse(input)),
+            Variant::Attr => summary!(attr::analyse(input)),
         }
     }
 }

@@ -69,7 +69,7 @@ fn parse(variant: Variant, input: &str) -> Outcome {
             let d: derived::Dataset = serde_json::from_str(input).expect("the export parses");
             (d.boxes(), d.digest())
         }
-        Variant::Attr | Variant::ScopedBoxes => {
+        Variant::Attr => {
             let d: derived::Dataset =
                 batch_alloc::scope(|| serde_json::from_str(input)).expect("the export parses");
             (d.boxes(), d.digest())

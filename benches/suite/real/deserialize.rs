@@ -29,7 +29,7 @@ impl Program for Records {
     fn run(variant: Variant, input: &String) -> Outcome {
         let dataset = match variant {
             Variant::Plain => plain::dataset(input),
-            Variant::Attr | Variant::ScopedBoxes => batched::dataset(input),
+            Variant::Attr => batched::dataset(input),
         }
         .expect("the generated export parses");
         Outcome {
@@ -72,7 +72,7 @@ impl Program for Tree {
     fn run(variant: Variant, input: &String) -> Outcome {
         let tree = match variant {
             Variant::Plain => plain::tree(input),
-            Variant::Attr | Variant::ScopedBoxes => batched::tree(input),
+            Variant::Attr => batched::tree(input),
         }
         .expect("the generated export parses");
         Outcome {

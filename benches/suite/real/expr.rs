@@ -23,7 +23,7 @@ impl Program for Expr {
     fn run(variant: Variant, input: &String) -> Outcome {
         let program = match variant {
             Variant::Plain => lang::plain::parse(input),
-            Variant::Attr | Variant::ScopedBoxes => lang::batched::parse(input),
+            Variant::Attr => lang::batched::parse(input),
         }
         .expect("the generated program parses");
         let values = program.eval();

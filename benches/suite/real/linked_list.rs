@@ -49,7 +49,7 @@ impl Program for LinkedList {
         } = input;
         let graph = match variant {
             Variant::Plain => graph::plain::read(text),
-            Variant::Attr | Variant::ScopedBoxes => graph::batched::read(text),
+            Variant::Attr => graph::batched::read(text),
         }
         .expect("the generated edge list reads");
         let check = graph.checksum();

@@ -34,7 +34,7 @@ impl Program for Stmt {
     fn run(variant: Variant, input: &String) -> Outcome {
         let (lex, parse, check): FrontEnd = match variant {
             Variant::Plain => (lang::plain::lex, lang::plain::parse, lang::plain::check),
-            Variant::Attr | Variant::ScopedBoxes => (
+            Variant::Attr => (
                 lang::batched::lex,
                 lang::batched::parse,
                 lang::batched::check,

@@ -19,9 +19,9 @@ use std::sync::OnceLock;
 use std::thread;
 
 use batch_alloc_rt::__private::Scope;
-use batch_alloc_rt::{stats, trim, Batch, Capture};
+use batch_alloc_rt::{stats, trim, Batch};
 
-use workloads::testing::{assert_back_at, on_fresh_thread, with_capture};
+use workloads::testing::{assert_back_at, on_fresh_thread, serially};
 
 /// Threads of each kind a test starts (Miri is slow).
 const THREADS: usize = if cfg!(miri) { 2 } else { 10 };
@@ -42,7 +42,7 @@ fn join(id: libc::pthread_t) {
 /// is made then.
 #[test]
 fn a_heap_made_when_std_drops_the_thread_handle_retires() {
-    with_capture(Capture::All, || {
+    serially(|| {
         setup();
         let before = stats();
         on_fresh_thread(|| {
@@ -73,7 +73,7 @@ fn a_heap_made_when_std_drops_the_thread_handle_retires() {
 /// of destructors, keys made after run after it).
 #[test]
 fn a_heap_made_or_used_by_a_key_destructor_retires() {
-    with_capture(Capture::All, || {
+    serially(|| {
         setup();
         let keys = keys();
         let before = stats();

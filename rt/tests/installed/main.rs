@@ -5,7 +5,7 @@
 //!
 //! Nearly every test here counts slots and spans in the process-wide
 //! `stats()`, reads the process's memory, or moves them, so every test runs
-//! through the binary's one serial lock (`serially` or `with_capture` of
+//! through the binary's one serial lock (`serially` of
 //! `workloads::testing`): one at a time, each on a thread of its own. The
 //! tests whose expected outcome is an abort (`double_free`, `hardened`)
 //! run that part in a child process (`workloads::in_child!`).

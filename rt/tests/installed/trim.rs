@@ -1,7 +1,7 @@
 //! `trim()` on a long-lived thread after a burst: the thread's runs give
 //! their unused slots back, its empty spans go back, and every cached frame
 //! is decommitted; inside a scope the runs stay, and the rest goes back all
-//! the same. Alone in the process while it runs ([`with_capture`], as every
+//! the same. Alone in the process while it runs ([`serially`], as every
 //! test of this binary), so that the process-wide statistics are this
 //! thread's alone.
 
@@ -9,9 +9,9 @@ use std::sync::mpsc::channel;
 use std::thread;
 
 use batch_alloc_rt::__private::Scope;
-use batch_alloc_rt::{stats, trim, Batch, Capture};
+use batch_alloc_rt::{stats, trim, Batch};
 
-use workloads::testing::with_capture;
+use workloads::testing::serially;
 
 /// Strings this many, in a burst: enough for several spans of each class
 /// (frames shrink under Miri, and Miri is slow).
@@ -32,7 +32,7 @@ fn burst(n: usize) -> u64 {
 
 #[test]
 fn trim_hands_back_a_threads_runs_and_empty_spans() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let before = stats();
         assert!(
             burst(BURST) >= BURST as u64,

@@ -18,11 +18,11 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE, PAGE_SIZE};
-use batch_alloc_rt::{is_active, size_classes, stats, Capture, SizeClass};
+use batch_alloc_rt::{is_active, size_classes, stats, SizeClass};
 use proptest::prelude::*;
 
 use crate::scope::{in_scope, inner_calls_in, live_since, scoped_since};
-use workloads::testing::{assert_back_at, on_fresh_thread, seeded, with_capture, RngExt};
+use workloads::testing::{assert_back_at, on_fresh_thread, seeded, serially, RngExt};
 
 /// The class that serves `layout`: the smallest whose slots are at least
 /// the layout's size and a multiple of its alignment (slots start at
@@ -165,7 +165,7 @@ impl Drop for Block {
 
 #[test]
 fn strings_are_captured_as_they_are_made_and_grown() {
-    with_capture(Capture::All, || {
+    serially(|| {
         assert!(is_active());
         on_fresh_thread(|| {
             let before = stats();
@@ -200,7 +200,7 @@ fn strings_are_captured_as_they_are_made_and_grown() {
 
 #[test]
 fn a_vector_grows_through_the_classes_into_a_large_block() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             let words = MAX_SMALL_SIZE / 8;
@@ -249,7 +249,7 @@ fn a_vector_grows_through_the_classes_into_a_large_block() {
 
 #[test]
 fn a_vector_shrunk_or_grown_back_into_the_classes_returns_to_a_slot() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             in_scope(|| {
                 // Past the largest class: a large block.
@@ -279,7 +279,7 @@ fn a_vector_shrunk_or_grown_back_into_the_classes_returns_to_a_slot() {
 
 #[test]
 fn rc_and_arc_are_captured_and_arcs_die_on_other_threads() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             let (shared, inner) = inner_calls_in(|| {
@@ -325,7 +325,7 @@ fn rc_and_arc_are_captured_and_arcs_die_on_other_threads() {
 
 #[test]
 fn zeroed_allocations_are_zero_even_in_recycled_slots() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let sizes: &[usize] = match cfg!(miri) {
                 true => &[24, MAX_SMALL_SIZE],
@@ -378,7 +378,7 @@ fn zeroed_allocations_are_zero_even_in_recycled_slots() {
 
 #[test]
 fn every_layout_is_aligned_and_served_by_a_class_or_passed_through() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             let mut expected_scoped = 0;
@@ -436,7 +436,7 @@ fn every_layout_is_aligned_and_served_by_a_class_or_passed_through() {
 
 #[test]
 fn captured_allocations_are_freed_on_other_threads_after_the_scope_closed() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let n: u64 = if cfg!(miri) { 30 } else { 3_000 };
         let before = stats();
         type Made = Vec<(String, Vec<u32>, Box<[u64; 3]>)>;
@@ -485,7 +485,7 @@ fn captured_allocations_are_freed_on_other_threads_after_the_scope_closed() {
 
 #[test]
 fn statistics_count_scoped_allocations_exactly_and_leave_run_leftovers_out() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let before = stats();
         let kept = on_fresh_thread(move || {
             // Room made outside the scope: inside it only the blocks allocate.
@@ -656,7 +656,7 @@ proptest! {
     fn generated_programs_keep_blocks_disjoint_aligned_intact_and_leak_nothing(
         program in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 400 })
     ) {
-        let (before, served, after) = with_capture(Capture::All, move || {
+        let (before, served, after) = serially(move || {
             let before = stats();
             let served = on_fresh_thread(move || run(program));
             (before, served, stats())
@@ -670,7 +670,7 @@ proptest! {
 /// four threads at once.
 #[test]
 fn threads_run_scoped_programs_at_once() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let before = stats();
         let len = if cfg!(miri) { 30 } else { 1_500 };
         let threads: Vec<_> = (0..4u64)

@@ -7,10 +7,10 @@
 use std::thread;
 
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
-use batch_alloc_rt::{stats, trim, Capture};
+use batch_alloc_rt::{stats, trim};
 
 use crate::scope::{in_scope, inner_calls_in};
-use workloads::testing::{on_fresh_thread, with_capture};
+use workloads::testing::{on_fresh_thread, serially};
 
 /// A byte vector of `len` bytes, each its index's low byte plus `salt`.
 fn filled(len: usize, salt: u8) -> Vec<u8> {
@@ -25,7 +25,7 @@ fn intact(v: &[u8], salt: u8) -> bool {
 
 #[test]
 fn a_large_block_is_served_grown_shrunk_and_freed_on_another_thread() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             // Five bytes short of two frames: the tail is small enough that
             // the block is served as whole frames.
@@ -61,7 +61,7 @@ fn a_large_block_is_served_grown_shrunk_and_freed_on_another_thread() {
 
 #[test]
 fn a_freed_block_is_reused_zeroed_when_asked_and_trim_gives_its_memory_back() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let len = 2 * FRAME_SIZE;
             let first = in_scope(|| filled(len, 3));
@@ -94,7 +94,7 @@ fn a_freed_block_is_reused_zeroed_when_asked_and_trim_gives_its_memory_back() {
 
 #[test]
 fn the_limits_of_large_blocks() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             in_scope(|| ());
             in_scope(|| {
@@ -180,9 +180,7 @@ fn zeroed_blocks_are_zero_under_mlockall() {
             println!("mlockall-skipped: mlockall refused ({why}): RLIMIT_MEMLOCK too low?");
             return;
         }
-        let (bytes, boxes) = with_capture(Capture::All, || {
-            on_fresh_thread(stale_after_trim_under_mlockall)
-        });
+        let (bytes, boxes) = serially(|| on_fresh_thread(stale_after_trim_under_mlockall));
         assert_eq!(
             (bytes, boxes),
             (0, 0),

@@ -6,10 +6,9 @@
 //! capture::` runs the capture tests alone (CI runs those under Miri with
 //! both borrow models).
 //!
-//! Every test reads the process-wide statistics and sets the process-wide
-//! capture setting, so each runs through the binary's one serial lock
-//! (`workloads::testing::with_capture`): one at a time, each on a thread
-//! of its own.
+//! Every test reads the process-wide statistics, so each runs through the
+//! binary's one serial lock (`workloads::testing::serially`): one at a
+//! time, each on a thread of its own.
 
 // Vectors of boxes are what annotated loops make.
 #![allow(clippy::vec_box)]

@@ -19,10 +19,10 @@ use std::thread;
 
 use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope, ScopedFuture};
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
-use batch_alloc_rt::{is_active, set_capture, stats, Capture};
+use batch_alloc_rt::{is_active, stats};
 
 use crate::scope::{in_scope, inner_calls_in, live_since, scoped_since};
-use workloads::testing::{assert_back_at, on_fresh_thread, silenced, with_capture};
+use workloads::testing::{assert_back_at, on_fresh_thread, serially, silenced};
 
 /// An open scope that captures, as the default setting opens it.
 const CAPTURING: Option<bool> = Some(true);
@@ -54,7 +54,7 @@ fn assert_capturing() {
 
 #[test]
 fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
-    with_capture(Capture::All, || {
+    serially(|| {
         assert!(is_active());
         on_fresh_thread(|| {
             let before = stats();
@@ -91,7 +91,7 @@ fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
 
 #[test]
 fn a_loop_that_never_enters_its_guard_opens_nothing() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             let mut scope = std::pin::pin!(Scope::new());
@@ -120,7 +120,7 @@ fn a_loop_that_never_enters_its_guard_opens_nothing() {
 
 #[test]
 fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             // The expansion's shape: entered once, before the loop, whatever
             // the loop's length; entering again changes nothing.
@@ -196,7 +196,7 @@ fn panics_midway(kept: &mut Vec<Box<Record>>) {
 
 #[test]
 fn every_exit_of_the_opening_loop_closes_the_scope() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             // Normal end, with zero, one and many iterations.
@@ -239,7 +239,7 @@ fn every_exit_of_the_opening_loop_closes_the_scope() {
 
 #[test]
 fn early_exits_of_a_joined_loop_leave_the_outer_scope_open() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             in_scope(|| {
                 assert!(returns_early(10).is_some());
@@ -264,7 +264,7 @@ fn early_exits_of_a_joined_loop_leave_the_outer_scope_open() {
 
 #[test]
 fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             let mut kept = Vec::with_capacity(64);
@@ -324,7 +324,7 @@ fn descend(depth: u64, out: &mut Vec<Box<Record>>) {
 
 #[test]
 fn recursion_opens_one_scope_and_every_deeper_call_joins_it() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             const DEPTH: u64 = if cfg!(miri) { 20 } else { 200 };
             let before = stats();
@@ -348,7 +348,7 @@ fn recursion_opens_one_scope_and_every_deeper_call_joins_it() {
 
 #[test]
 fn a_guard_closes_only_the_scope_it_opened() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let mut opener = std::pin::pin!(Scope::new());
             opener.as_ref().enter();
@@ -387,7 +387,7 @@ fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
     use std::future::Future;
     use std::pin::pin;
     use std::task::{Context, Poll, Waker};
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let mut polls = 0;
             let inner = std::future::poll_fn(|_| {
@@ -418,7 +418,7 @@ fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
 
 #[test]
 fn a_scope_never_serves_another_thread() {
-    with_capture(Capture::All, || {
+    serially(|| {
         // Few enough that this thread's vector of boxes fits a class.
         const N: usize = if cfg!(miri) { 20 } else { 500 };
         let before = stats();
@@ -478,7 +478,7 @@ fn a_scope_never_serves_another_thread() {
 
 #[test]
 fn a_thread_spawned_inside_a_scope_starts_with_none() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             in_scope(|| {
                 let handle = thread::spawn(|| {
@@ -497,25 +497,8 @@ fn a_thread_spawned_inside_a_scope_starts_with_none() {
 // ---- what a scope captures ----
 
 #[test]
-fn capture_boxes_serves_typed_boxes_only_and_capture_all_serves_everything() {
-    with_capture(Capture::Boxes, || {
-        on_fresh_thread(|| {
-            let before = stats();
-            in_scope(|| {
-                assert_eq!(scope_on_this_thread(), Some(false));
-                let (typed, inner) = inner_calls_in(|| box_in_scope(record(1)));
-                assert_eq!(inner, 0, "a typed box is served by any scope");
-                let (plain, inner) =
-                    inner_calls_in(|| (Box::new(record(2)), String::from("plain")));
-                assert_eq!(
-                    inner, 2,
-                    "a scope that captures boxes only took a plain allocation"
-                );
-                assert_eq!((*typed, *plain.0), (record(1), record(2)));
-            });
-            assert_eq!(scoped_since(&before), 1);
-        });
-        set_capture(Capture::All);
+fn a_scope_serves_typed_boxes_and_every_other_allocation() {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             in_scope(|| {
@@ -527,7 +510,7 @@ fn capture_boxes_serves_typed_boxes_only_and_capture_all_serves_everything() {
                         String::from("plain"),
                     )
                 });
-                assert_eq!(inner, 0, "a capturing scope passed an allocation through");
+                assert_eq!(inner, 0, "a scope passed an allocation through");
                 assert_eq!(both.2, "plain");
             });
             assert_eq!(scoped_since(&before), 3);
@@ -536,25 +519,8 @@ fn capture_boxes_serves_typed_boxes_only_and_capture_all_serves_everything() {
 }
 
 #[test]
-fn the_setting_applies_to_scopes_opened_after_it() {
-    with_capture(Capture::All, || {
-        on_fresh_thread(|| {
-            in_scope(|| {
-                set_capture(Capture::Boxes);
-                // The open scope keeps what it was opened with...
-                assert_capturing();
-                // ...and a loop that joins it too.
-                in_scope(assert_capturing);
-            });
-            // The next one opens as set.
-            in_scope(|| assert_eq!(scope_on_this_thread(), Some(false)));
-        });
-    });
-}
-
-#[test]
 fn boxed_without_a_scope_is_box_new_and_with_one_a_slot() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             let (plain, inner) = inner_calls_in(|| box_in_scope(record(7)));
@@ -588,7 +554,7 @@ struct PastAPage(u64);
 
 #[test]
 fn types_past_the_classes_are_large_blocks_and_past_those_the_inner_allocators() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let before = stats();
             in_scope(|| {
@@ -644,7 +610,7 @@ fn types_past_the_classes_are_large_blocks_and_past_those_the_inner_allocators()
 
 #[test]
 fn captured_slots_come_back_and_spans_go_when_the_thread_exits() {
-    with_capture(Capture::All, || {
+    serially(|| {
         const N: u64 = if cfg!(miri) { 40 } else { 5_000 };
         let before = stats();
         let kept = on_fresh_thread(|| {

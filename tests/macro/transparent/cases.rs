@@ -14,7 +14,7 @@ pub fn cases() -> Vec<(&'static str, Box<dyn Fn()>)> {
     use std::pin::pin;
     use std::task::Context;
 
-    use crate::macro_common::block_on;
+    use crate::pool::block_on;
 
     vec![
         (

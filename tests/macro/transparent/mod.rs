@@ -23,9 +23,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use batch_alloc::__private::scope_on_this_thread;
-use batch_alloc::Capture;
 
-use workloads::testing::with_capture;
+use workloads::testing::serially;
 
 thread_local! {
     static EVENTS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
@@ -250,7 +249,7 @@ fn run(case: &dyn Fn(), in_scope: bool) -> (Vec<String>, Vec<bool>) {
 /// same events.
 #[test]
 fn annotated_code_behaves_as_written() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(|info| {
             let at = info

@@ -2,11 +2,7 @@ use batch_alloc::batch_alloc;
 
 #[batch_alloc(capacity = 64)]
 fn boxes(n: u64) -> Vec<Box<u64>> {
-    let mut out = Vec::new();
-    for i in 0..n {
-        out.push(Box::new(i));
-    }
-    out
+    (0..n).map(Box::new).collect()
 }
 
 fn main() {

@@ -1,41 +1,41 @@
-// The attribute's arguments: `quiet`, and the deprecated `per_site` (old
-// name `boxes`), which now mean the default form, alone and together, in
-// either order.
+// The attribute's one argument, `crate = path` (as a path or a string, as
+// serde's and tokio's attributes take it), on a function, an impl block and
+// a method inside an annotated block, naming the facade through a module
+// that re-exports it.
 #![forbid(unsafe_code)]
 #![deny(warnings)]
 
-use batch_alloc::batch_alloc;
-
-#[batch_alloc(quiet)]
-fn nothing_here(x: u64) -> u64 {
-    x * 2
+mod reexport {
+    pub use batch_alloc::*;
 }
 
-#[allow(deprecated)]
-#[batch_alloc(per_site)]
-fn per_site(n: u64) -> Vec<Box<u64>> {
-    let mut out = Vec::new();
-    for i in 0..n {
-        out.push(Box::new(i));
+#[reexport::batch_alloc(crate = reexport)]
+fn by_path(n: u64) -> Vec<Box<u64>> {
+    (0..n).map(Box::new).collect()
+}
+
+#[reexport::batch_alloc(crate = "crate::reexport")]
+fn by_string(n: u64) -> Vec<Box<u64>> {
+    (0..n).map(Box::new).collect()
+}
+
+struct Counter(u64);
+
+#[reexport::batch_alloc(crate = ::batch_alloc)]
+impl Counter {
+    fn boxes(&self) -> Vec<Box<u64>> {
+        (0..self.0).map(Box::new).collect()
     }
-    out
-}
 
-#[allow(deprecated)]
-#[batch_alloc(boxes, quiet)]
-fn boxes_outside_loops() -> Box<u64> {
-    Box::new(7)
-}
-
-#[allow(deprecated)]
-#[batch_alloc(quiet, per_site)]
-fn also(x: u64) -> u64 {
-    x + 1
+    #[batch_alloc::batch_alloc(crate = self::reexport)]
+    fn own(&self) -> Box<u64> {
+        Box::new(self.0)
+    }
 }
 
 fn main() {
-    assert_eq!(nothing_here(2), 4);
-    assert_eq!(per_site(3).len(), 3);
-    assert_eq!(*boxes_outside_loops(), 7);
-    assert_eq!(also(1), 2);
+    assert_eq!(by_path(3).len(), 3);
+    assert_eq!(by_string(2).len(), 2);
+    assert_eq!(Counter(4).boxes().len(), 4);
+    assert_eq!(*Counter(5).own(), 5);
 }

@@ -1,6 +1,6 @@
-// The default mode makes an `async fn`'s body an `async move` block polled
-// inside a scope: every signature an `async fn` can have still compiles,
-// and means what it did. Methods on `&self` and `&mut self` that return
+// The attribute makes an `async fn` the function returning one future that
+// the compiler makes of it, polled inside a scope: every signature an
+// `async fn` can have still compiles, and means what it did. Methods on `&self` and `&mut self` that return
 // borrows, `?` whose error type only the return type names, lifetimes,
 // generics and `impl Trait` arguments, patterns as parameters, `Self`,
 // `async fn` in traits, an `unsafe async fn`, a parameter that is never

@@ -1,7 +1,7 @@
 // A loop in a constant position inside an annotated function (an array's
 // length, a const generic argument) runs at compile time: the attribute
 // leaves it alone (a scope guard could not run there), so the function
-// compiles as written, and has nothing else to rewrite (`quiet`).
+// compiles as written, and the rest of the body is a scope as usual.
 #![forbid(unsafe_code)]
 #![deny(warnings)]
 
@@ -11,7 +11,7 @@ fn takes<const N: usize>() -> usize {
     N
 }
 
-#[batch_alloc(quiet)]
+#[batch_alloc]
 fn repeat_length() -> usize {
     let zeros = [0u8; {
         let mut n = 0;
@@ -23,7 +23,7 @@ fn repeat_length() -> usize {
     zeros.len()
 }
 
-#[batch_alloc(quiet)]
+#[batch_alloc]
 fn const_argument() -> usize {
     takes::<{
         let mut n = 0;

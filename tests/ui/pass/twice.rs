@@ -1,5 +1,5 @@
 // The attribute on an impl block and again on one of its methods: the
-// second expansion finds nothing left to rewrite.
+// block's covers the method, which gets one guard.
 #![forbid(unsafe_code)]
 #![deny(warnings)]
 

@@ -6,7 +6,7 @@
 //! written does: `Box::new`, `Vec<u8>` buffers and `String`s, which the
 //! open scope captures.
 
-use batch_alloc::{is_active, set_capture, size_classes, stats, Capture, SizeClass, Stats};
+use batch_alloc::{is_active, size_classes, stats, SizeClass, Stats};
 
 use super::{filled_classes, pattern, slice_range, Filled, Patterned};
 
@@ -137,12 +137,10 @@ pub fn captured_span_bytes(slots: usize, extra: usize) -> u64 {
     captured_classes().iter().map(spans).sum::<usize>() as u64
 }
 
-/// Makes scopes capture every allocation they can (the default, unless the
-/// environment says otherwise), and returns the statistics to compare the
-/// run's end with.
-pub fn capture_on() -> Stats {
+/// The statistics to compare a capture run's end with, once it is known
+/// that `BatchAlloc` is installed (so that scopes serve).
+pub fn before_capture() -> Stats {
     assert!(is_active());
-    set_capture(Capture::All);
     stats()
 }
 

@@ -1,13 +1,12 @@
 //! The one serial lock of a test binary.
 //!
-//! The runtime's counters (`stats()`), its capture setting, the panic hook
+//! The runtime's counters (`stats()`), the panic hook
 //! and the process's memory are process-wide. A test that reads or changes
 //! them must not run while another test of its binary moves them, and
 //! every test that allocates from batches or scopes, or frees their slots,
 //! moves them. So in a binary that has such tests, every test that could
-//! disturb them or be disturbed by them runs through [`serially`] (or
-//! [`with_capture`]): one at a time, whichever file of the binary it comes
-//! from. A second lock in the same binary would let a test of one file run
+//! disturb them or be disturbed by them runs through [`serially`]: one at
+//! a time, whichever file of the binary it comes from. A second lock in the same binary would let a test of one file run
 //! beside a test of another.
 //!
 //! Each test runs on a thread of its own, joined before the next test
@@ -19,7 +18,7 @@
 
 use std::sync::Mutex;
 
-use batch_alloc::{capture, set_capture, stats, Capture};
+use batch_alloc::stats;
 
 /// Runs `test` on a thread of its own while no other test of this binary
 /// runs through here, and waits for that thread to have exited (its
@@ -36,22 +35,6 @@ pub fn serially<R: Send>(test: impl FnOnce() -> R + Send) -> R {
     // not only for `test` to return as the end of the scope does.
     let outcome = std::thread::scope(|scope| scope.spawn(test).join());
     outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// [`serially`], with batch scopes capturing as `setting` says; puts the
-/// previous setting back afterwards, even if `test` panics.
-pub fn with_capture<R: Send>(setting: Capture, test: impl FnOnce() -> R + Send) -> R {
-    struct Restore(Capture);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            set_capture(self.0);
-        }
-    }
-    serially(|| {
-        let _restore = Restore(capture());
-        set_capture(setting);
-        test()
-    })
 }
 
 /// Runs `f`; returns what it returned and how many allocations the runtime
