@@ -7,7 +7,7 @@ pub fn cases() -> Vec<crate::support::Case> {
     use std::pin::pin;
     use std::task::Context;
 
-    use crate::support::{block_on, finish, NoWake};
+    use crate::support::{block_on, finish, noop_waker};
 
     vec![
         (
@@ -259,7 +259,7 @@ pub fn cases() -> Vec<crate::support::Case> {
                 drop(async_params(D("a2"), D("b2"), D("c2")));
                 // Dropped while suspended.
                 let mut future = pin!(async_params(D("a3"), D("b3"), D("c3")));
-                let waker = std::task::Waker::from(std::sync::Arc::new(NoWake));
+                let waker = noop_waker();
                 let _ = future.as_mut().poll(&mut Context::from_waker(&waker));
                 event("suspended");
             }),

@@ -1,7 +1,7 @@
-// The cases of `edition_2024.rs`, included in both copies of the 2024
-// crate after `cases.rs`, unannotated.
+// The cases of `edition_2024.rs`, included unannotated beside each copy
+// of it in the 2024 crate.
 
-pub fn cases_2024() -> Vec<crate::support::Case> {
+pub fn cases() -> Vec<crate::support::Case> {
     vec![
         (
             "tail_borrows_local",

@@ -1,12 +1,13 @@
 // Functions valid only in edition 2024, added to the corpus of that
 // edition's crate (edition2024/lib.rs) and annotated as `corpus.rs` is.
-// Included after `corpus.rs`, whose imports it uses.
 //
 // A tail expression's temporaries drop before the block's locals in
 // 2024, so a tail may borrow a local through a temporary: as a 2021 tail,
 // `cell.borrow()` would outlive `cell` (E0597).
 
 use std::cell::RefCell;
+
+use crate::support::{busy, event, temp, yield_now, D};
 
 pub fn tail_borrows_local(v: Vec<D>) -> usize {
     busy();

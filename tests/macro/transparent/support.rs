@@ -7,11 +7,12 @@
 use std::cell::RefCell;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::{pin, Pin};
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use batch_alloc::__private::scope_on_this_thread;
+
+pub use workloads::testing::{block_on, finish, noop_waker};
 
 thread_local! {
     static EVENTS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
@@ -145,25 +146,6 @@ pub fn yield_now() -> impl Future<Output = ()> {
     YieldNow(false)
 }
 
-/// A waker that does nothing: the futures here are polled in a loop.
-pub struct NoWake;
-
-impl Wake for NoWake {
-    fn wake(self: Arc<Self>) {}
-}
-
-/// Polls `future` until it is ready, on this thread.
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    let waker = Waker::from(Arc::new(NoWake));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
-}
-
 /// `describe!(future)`: its size and auto traits, as `1080 bytes, Send
 /// Sync !Unpin`: what a caller may do with it. A macro, so that the
 /// methods are chosen where the future's type is known: an inherent
@@ -295,17 +277,4 @@ pub fn pairs(as_written: Vec<Case>, annotated: Vec<Case>) -> Vec<CasePair> {
             (name, written, batched)
         })
         .collect()
-}
-
-/// Polls a pinned future until it is ready, and leaves it where it is:
-/// what a future holds after its body has ended drops only when the
-/// caller drops it.
-pub fn finish<F: Future>(mut future: Pin<&mut F>) -> F::Output {
-    let waker = Waker::from(Arc::new(NoWake));
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
 }
