@@ -61,6 +61,13 @@ pub fn counter_alone(offset: usize) -> impl Fn(&str) -> usize {
     move |s| s.len() + offset
 }
 
+/* annotate */
+pub async fn first_word_alone_async() -> impl Fn(&str) -> &str {
+    busy();
+    yield_now().await;
+    |s| s.split(' ').next().unwrap_or("")
+}
+
 pub trait LabelAlone {
     fn label_alone(&self) -> &str;
     fn first_word_alone(&self) -> impl Fn(&str) -> &str;

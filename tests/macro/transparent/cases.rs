@@ -373,10 +373,15 @@ pub fn cases() -> Vec<crate::support::Case> {
                 event(format!("-> {}", counter(1)("abc")));
                 event(format!("-> {}", first_word()("a b")));
                 event(format!("-> {}", boxed_first_word()("c d")));
+                event(format!("-> {}", block_on(counter_async(2))("abc")));
+                event(format!("-> {}", block_on(first_word_async())("e f")));
                 event(format!("-> {}", block_on(boxed_first_word_async())("g h")));
                 event(format!("-> {}", thing.counter()("abcd")));
                 event(format!("-> {}", thing.first_word()("i j")));
+                event(format!("-> {}", block_on(thing.counter_async())("ab")));
+                event(format!("-> {}", block_on(thing.first_word_async())("k l")));
                 event(format!("-> {}", counter_alone(3)("a")));
+                event(format!("-> {}", block_on(first_word_alone_async())("m n")));
                 event(format!("-> {}", thing.first_word_alone()("o p")));
             }),
         ),

@@ -598,6 +598,18 @@ pub fn boxed_first_word() -> Box<dyn Fn(&str) -> &str> {
     Box::new(|s| s.split(' ').next().unwrap_or(""))
 }
 
+pub async fn counter_async(offset: usize) -> impl Fn(&str) -> usize {
+    busy();
+    yield_now().await;
+    move |s| s.len() + offset
+}
+
+pub async fn first_word_async() -> impl Fn(&str) -> &str {
+    busy();
+    yield_now().await;
+    |s| s.split(' ').next().unwrap_or("")
+}
+
 pub async fn boxed_first_word_async() -> Box<dyn Fn(&str) -> &str> {
     busy();
     yield_now().await;
@@ -607,6 +619,8 @@ pub async fn boxed_first_word_async() -> Box<dyn Fn(&str) -> &str> {
 pub trait Words {
     fn counter(&self) -> impl Fn(&str) -> usize;
     fn first_word(&self) -> impl Fn(&str) -> &str;
+    async fn counter_async(&self) -> impl Fn(&str) -> usize;
+    async fn first_word_async(&self) -> impl Fn(&str) -> &str;
 }
 
 impl Words for Thing {
@@ -618,6 +632,19 @@ impl Words for Thing {
 
     fn first_word(&self) -> impl Fn(&str) -> &str {
         busy();
+        |s| s.split(' ').next().unwrap_or("")
+    }
+
+    async fn counter_async(&self) -> impl Fn(&str) -> usize {
+        busy();
+        yield_now().await;
+        let offset = self.items.len();
+        move |s| s.len() + offset
+    }
+
+    async fn first_word_async(&self) -> impl Fn(&str) -> &str {
+        busy();
+        yield_now().await;
         |s| s.split(' ').next().unwrap_or("")
     }
 }
@@ -744,6 +771,14 @@ pub async fn holds_cell(a: D) -> usize {
 /// The size and auto traits of each `async fn`'s future, made and dropped
 /// unpolled (its parameters drop with it).
 pub fn async_futures() -> Vec<String> {
+    let thing = Thing {
+        name: "futures",
+        items: Vec::new(),
+    };
+    let pair = || Pair {
+        a: D("pa"),
+        b: D("pb"),
+    };
     let described = vec![
         describe!(large_params([1; 64], String::from("b"))),
         describe!(large_local(D("l"))),
@@ -754,6 +789,11 @@ pub fn async_futures() -> Vec<String> {
         describe!(async_ref_mut(vec![D("v")], D("a"))),
         describe!(async_ref(vec![], vec![], (1, 2))),
         describe!(configured_async(D("k"), D("a"), D("u"))),
+        describe!(thing.async_method(D("a"), D("b"))),
+        describe!(pair().show_async(D("x"))),
+        describe!(pair().renamed_async("n")),
+        describe!(counter_async(1)),
+        describe!(thing.counter_async()),
     ];
     described
 }
