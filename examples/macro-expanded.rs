@@ -235,14 +235,13 @@ mod expanded {
                     let __return: u64 = loop {};
                     return __return;
                 }
-                let __result: u64 = {
+                {
                     let mut sum = 0;
                     for value in values {
                         sum += *Box::new(ready(value).await);
                     }
                     sum
-                };
-                __result
+                }
             },
         )
     }

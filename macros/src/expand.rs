@@ -29,6 +29,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                 &mut function.sig,
                 &mut function.attrs,
                 &mut function.block,
+                None,
             );
         }
         Item::Impl(block) => {
@@ -53,6 +54,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                     &mut method.sig,
                     &mut method.attrs,
                     &mut method.block,
+                    Some(&block.generics),
                 );
             }
             if let Some(mut error) = errors.pop() {
@@ -76,6 +78,7 @@ fn rewrite_fn(
     sig: &mut Signature,
     attrs: &mut Vec<Attribute>,
     body: &mut Block,
+    impl_generics: Option<&syn::Generics>,
 ) {
     if sig.constness.is_some() || attrs.iter().any(|a| a.path().is_ident("naked")) {
         return;
@@ -83,7 +86,7 @@ fn rewrite_fn(
     let name = sig.ident.to_string();
     if sig.asyncness.is_some() {
         let site = runtime.site("Future", &name, sig.ident.span());
-        future::scoped_async_fn(runtime, sig, body, site);
+        future::scoped_async_fn(runtime, sig, body, site, impl_generics);
     } else {
         let small = is_small(body);
         let site = runtime.site("Function", &name, sig.ident.span());

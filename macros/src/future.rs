@@ -54,17 +54,24 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::visit::Visit;
-use syn::{Block, Expr, FnArg, Pat, PatIdent, ReturnType, Signature, Stmt, Type};
+use syn::{
+    Block, Expr, FnArg, GenericParam, Generics, Pat, PatIdent, ReturnType, Signature, Stmt, Type,
+    TypeParamBound,
+};
 
 use crate::runtime::Runtime;
 
-/// Rewrites `sig` and `body` as above.
+/// Rewrites `sig` and `body` as above. `impl_generics` are the generics of
+/// the impl block the function is in, where the attribute is on the block;
+/// `None` where it cannot know them (a function annotated alone).
 pub(crate) fn scoped_async_fn(
     runtime: &Runtime,
     sig: &mut Signature,
     body: &mut Block,
     site: Expr,
+    impl_generics: Option<&Generics>,
 ) {
     let span = Span::mixed_site();
     let mut moves = Vec::new();
@@ -109,9 +116,16 @@ pub(crate) fn scoped_async_fn(
         ReturnType::Default => syn::parse_quote!(()),
         ReturnType::Type(_, ty) => (**ty).clone(),
     };
-    let writable = is_writable(&output);
-    let fixed_return = writable.then(|| {
-        quote_spanned! {span=>
+    // Where the compiler points for what the block adds: the return type
+    // (or, with none written, the name) and the body. Located there, with
+    // this crate's hygiene and edition.
+    let at_return = Span::mixed_site().located_at(match &sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => sig.ident.span(),
+    });
+    let at_body = Span::mixed_site().located_at(body.brace_token.span.join());
+    let fixed_return = is_writable(&output).then(|| {
+        quote_spanned! {at_return=>
             #[allow(
                 unreachable_code,
                 clippy::diverging_sub_expression,
@@ -125,7 +139,15 @@ pub(crate) fn scoped_async_fn(
             }
         }
     });
-    let annotation = writable.then(|| quote!(: #output));
+    let expect = closure_bounds(&output, &sig.generics, impl_generics).map(|bounds| {
+        quote_spanned! {at_return=>
+            #[allow(clippy::missing_const_for_fn)]
+            #[inline(always)]
+            fn __expect<__F: #bounds>(value: __F) -> __F {
+                value
+            }
+        }
+    });
     let future = runtime.private("Future");
     let arrow = match &sig.output {
         ReturnType::Type(arrow, _) => *arrow,
@@ -143,16 +165,96 @@ pub(crate) fn scoped_async_fn(
         stmts: std::mem::take(&mut body.stmts),
     };
     let scoped = runtime.private("scoped_future");
-    let result = Ident::new("__result", span);
-    let tokens: TokenStream = quote_spanned! {span=>
-        #scoped(#site, async move {
+    let value = match &expect {
+        Some(_) => quote_spanned!(at_return=> __expect(#user_block)),
+        None => quote!(#user_block),
+    };
+    let block = quote_spanned! {at_body=>
+        async move {
             #(#moves)*
             #fixed_return
-            let #result #annotation = #user_block;
-            #result
-        })
+            #expect
+            #value
+        }
     };
+    let tokens: TokenStream = quote_spanned!(span=> #scoped(#site, #block));
     body.stmts = vec![Stmt::Expr(Expr::Verbatim(tokens), None)];
+}
+
+/// The bounds of a return type `impl Fn..(..)`, for the helper that gives a
+/// closure returned as the body's value its signature (an `async fn`'s body
+/// gets it from the return type; the block's `let` has no type to give it,
+/// since `impl Trait` cannot be written there). `None` if the return type
+/// is not such an `impl`, or if its bounds might name a generic parameter
+/// or `Self`, which the helper, an item, cannot see: the fn's own, the impl
+/// block's where they are known, and, where they are not (a function
+/// annotated alone), any single-segment type name but the standard
+/// library's prelude and primitive types.
+fn closure_bounds(
+    output: &Type,
+    fn_generics: &Generics,
+    impl_generics: Option<&Generics>,
+) -> Option<syn::punctuated::Punctuated<TypeParamBound, syn::Token![+]>> {
+    let Type::ImplTrait(impl_trait) = output else {
+        return None;
+    };
+    let is_closure_trait = |bound: &TypeParamBound| match bound {
+        TypeParamBound::Trait(t) => t.path.segments.last().is_some_and(|last| {
+            ["Fn", "FnMut", "FnOnce"]
+                .iter()
+                .any(|name| last.ident == name)
+                && matches!(last.arguments, syn::PathArguments::Parenthesized(_))
+        }),
+        _ => false,
+    };
+    if !impl_trait.bounds.iter().any(is_closure_trait) {
+        return None;
+    }
+    let mut outer: Vec<String> = vec!["Self".to_owned()];
+    for generics in std::iter::once(fn_generics).chain(impl_generics) {
+        outer.extend(generics.params.iter().map(|param| match param {
+            GenericParam::Type(t) => t.ident.to_string(),
+            GenericParam::Lifetime(l) => l.lifetime.ident.to_string(),
+            GenericParam::Const(c) => c.ident.to_string(),
+        }));
+    }
+    struct Names<'a> {
+        outer: &'a [String],
+        known: bool,
+        safe: bool,
+    }
+    impl<'ast> Visit<'ast> for Names<'_> {
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            if let [only] = path.segments.iter().collect::<Vec<_>>()[..] {
+                let name = only.ident.to_string();
+                const STD: [&str; 24] = [
+                    "str", "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16",
+                    "i32", "i64", "i128", "isize", "f32", "f64", "String", "Vec", "Box", "Option",
+                    "Result", "Fn", "FnMut",
+                ];
+                let prelude = STD.contains(&name.as_str()) || name == "FnOnce";
+                if self.outer.contains(&name) || (!self.known && !prelude) {
+                    self.safe = false;
+                }
+            }
+            syn::visit::visit_path(self, path);
+        }
+        fn visit_lifetime(&mut self, lifetime: &'ast syn::Lifetime) {
+            if self.outer.contains(&lifetime.ident.to_string()) {
+                self.safe = false;
+            }
+        }
+        fn visit_bound_lifetimes(&mut self, _: &'ast syn::BoundLifetimes) {
+            // `for<'a>`: the helper's own.
+        }
+    }
+    let mut names = Names {
+        outer: &outer,
+        known: impl_generics.is_some(),
+        safe: true,
+    };
+    names.visit_type_impl_trait(impl_trait);
+    names.safe.then(|| impl_trait.bounds.clone())
 }
 
 /// Whether `ty` can be written as a local's type: not with an `impl Trait`,

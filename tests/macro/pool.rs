@@ -186,20 +186,3 @@ pub fn threads(polls: &[Polled]) -> usize {
     let threads: HashSet<ThreadId> = polls.iter().map(|p| p.thread).collect();
     threads.len()
 }
-
-/// Polls `future` on this thread until it is ready, with a waker that does
-/// nothing.
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    struct NoopWaker;
-    impl Wake for NoopWaker {
-        fn wake(self: Arc<Self>) {}
-    }
-    let waker = Waker::from(Arc::new(NoopWaker));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
-}

@@ -33,7 +33,7 @@ fn exits(how: u8, seen: &mut Vec<bool>) -> Result<u8, String> {
         3 => 'labelled: {
             seen.push(open());
             break 'labelled 3;
-        },
+        }
         _ => how,
     };
     seen.push(open());

@@ -37,3 +37,52 @@ pub fn free_alone(a: D, _b: D) -> usize {
     event(format!("free_alone {}", a.0));
     a.0.len()
 }
+
+impl Pair {
+    /* annotate */
+    pub fn show_alone(self, x: D) -> usize {
+        busy();
+        event(format!("show_alone {:?} {}", self.b, x.0));
+        self.b.0.len()
+    }
+
+    /* annotate */
+    pub async fn show_alone_async(self, x: D) -> usize {
+        busy();
+        yield_now().await;
+        event(format!("show_alone_async {:?} {}", self.b, x.0));
+        self.b.0.len()
+    }
+}
+
+/* annotate */
+pub fn counter_alone(offset: usize) -> impl Fn(&str) -> usize {
+    busy();
+    move |s| s.len() + offset
+}
+
+/* annotate */
+pub async fn first_word_alone_async() -> impl Fn(&str) -> &str {
+    busy();
+    yield_now().await;
+    |s| s.split(' ').next().unwrap_or("")
+}
+
+pub trait LabelAlone {
+    fn label_alone(&self) -> &str;
+    fn first_word_alone(&self) -> impl Fn(&str) -> &str;
+}
+
+impl LabelAlone for Thing {
+    /* annotate */
+    fn label_alone(&self) -> &'static str {
+        busy();
+        self.name
+    }
+
+    /* annotate */
+    fn first_word_alone(&self) -> impl Fn(&str) -> &str {
+        busy();
+        |s| s.split(' ').next().unwrap_or("")
+    }
+}

@@ -3,18 +3,11 @@
 // functions and logs what it gets back. Calls are on the same lines of
 // this file in both, so `Location::caller()` names the same place.
 
-/// A waker for a future polled once by hand.
-struct NoWake;
-
-impl std::task::Wake for NoWake {
-    fn wake(self: Arc<Self>) {}
-}
-
-pub fn cases() -> Vec<(&'static str, Box<dyn Fn()>)> {
+pub fn cases() -> Vec<crate::support::Case> {
     use std::pin::pin;
     use std::task::Context;
 
-    use crate::pool::block_on;
+    use crate::support::{block_on, finish, noop_waker};
 
     vec![
         (
@@ -266,9 +259,17 @@ pub fn cases() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 drop(async_params(D("a2"), D("b2"), D("c2")));
                 // Dropped while suspended.
                 let mut future = pin!(async_params(D("a3"), D("b3"), D("c3")));
-                let waker = std::task::Waker::from(std::sync::Arc::new(NoWake));
+                let waker = noop_waker();
                 let _ = future.as_mut().poll(&mut Context::from_waker(&waker));
                 event("suspended");
+            }),
+        ),
+        (
+            "async_tail_borrows_param",
+            Box::new(|| {
+                let cell = std::cell::RefCell::new(vec![D("v")]);
+                let n = block_on(async_tail_borrows_param(cell, D("o")));
+                event(format!("-> {n}"));
             }),
         ),
         (
@@ -320,5 +321,218 @@ pub fn cases() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 event(format!("-> {}", block_on(thing.returns_future(D("f")))));
             }),
         ),
+        (
+            "by_value_self",
+            Box::new(|| {
+                let pair = || Pair {
+                    a: D("a"),
+                    b: D("b"),
+                };
+                event(format!("-> {}", pair().show(D("x"))));
+                let b = pair().take_b(D("x"));
+                event(format!("took {}", b.0));
+                drop(b);
+                event(format!("-> {}", pair().in_closure(D("x"))));
+                event(format!("-> {}", pair().renamed("n")));
+                event(format!("-> {}", pair().consume(D("x"))));
+                event(format!("-> {}", pair().show_alone(D("x"))));
+                event(format!("-> {}", block_on(pair().show_async(D("x")))));
+                let b = block_on(pair().take_b_async());
+                event(format!("took {}", b.0));
+                drop(b);
+                event(format!("-> {}", block_on(pair().renamed_async("n"))));
+                event(format!("-> {}", block_on(pair().show_alone_async(D("x")))));
+            }),
+        ),
+        (
+            "async_ended_then_held",
+            Box::new(|| {
+                // Polled until ready, then held before it is dropped: the
+                // parameters drop where the body ends.
+                let pair = || Pair {
+                    a: D("a"),
+                    b: D("b"),
+                };
+                let thing = Thing::new("held", D("n"));
+                let mut future = pin!(async_params(D("a"), D("b"), D("c")));
+                event(format!("-> {}", finish(future.as_mut())));
+                event("held");
+                let mut future = pin!(thing.async_method(D("a"), D("b")));
+                event(format!("-> {}", finish(future.as_mut())));
+                event("held");
+                let mut future = pin!(pair().show_async(D("x")));
+                event(format!("-> {}", finish(future.as_mut())));
+                event("held");
+                let mut future = pin!(pair().renamed_async("n"));
+                event(format!("-> {}", finish(future.as_mut())));
+                event("held");
+                let mut future = pin!(pair().take_b_async());
+                event(format!("took {}", finish(future.as_mut()).0));
+                event("held");
+                let mut future = pin!(pair().show_alone_async(D("x")));
+                event(format!("-> {}", finish(future.as_mut())));
+                event("held");
+            }),
+        ),
+        (
+            "returned_closures",
+            Box::new(|| {
+                let thing = Thing::new("c", D("n"));
+                event(format!("-> {}", counter(1)("abc")));
+                event(format!("-> {}", first_word()("a b")));
+                event(format!("-> {}", boxed_first_word()("c d")));
+                event(format!("-> {}", block_on(counter_async(2))("abc")));
+                event(format!("-> {}", block_on(first_word_async())("e f")));
+                event(format!("-> {}", block_on(boxed_first_word_async())("g h")));
+                event(format!("-> {}", thing.counter()("abcd")));
+                event(format!("-> {}", thing.first_word()("i j")));
+                event(format!("-> {}", block_on(thing.counter_async())("ab")));
+                event(format!("-> {}", block_on(thing.first_word_async())("k l")));
+                event(format!("-> {}", counter_alone(3)("a")));
+                event(format!("-> {}", block_on(first_word_alone_async())("m n")));
+                event(format!("-> {}", thing.first_word_alone()("o p")));
+            }),
+        ),
+        (
+            "configured_params",
+            Box::new(|| {
+                let thing = Thing::new("cfg", D("n"));
+                event(format!("-> {}", configured(D("k"), D("a"))));
+                let n = block_on(configured_async(D("k"), D("a"), D("u")));
+                event(format!("-> {n}"));
+                event(format!("-> {}", thing.configured_method(D("k"))));
+                let n = block_on(thing.configured_method_async(D("k")));
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "narrower_trait_impl",
+            Box::new(|| {
+                let thing = Thing::new("trait", D("n"));
+                event(format!("-> {}", thing.label()));
+                event(format!("-> {}", label_by_trait(&thing)));
+                let other = String::from("other");
+                event(format!("-> {}", thing.label_of(&other)));
+                event(format!("-> {}", thing.label_alone()));
+            }),
+        ),
+        (
+            "binding_modes",
+            Box::new(|| {
+                event(format!("-> {}", sync_ref_mut(vec![D("s")], D("a"))));
+                event(format!(
+                    "-> {}",
+                    block_on(async_ref_mut(vec![D("v")], D("a")))
+                ));
+                let n = block_on(async_ref(vec![D("r")], vec![D("m")], (1, 2)));
+                event(format!("-> {n}"));
+            }),
+        ),
+        (
+            "async_futures",
+            Box::new(|| {
+                for line in async_futures() {
+                    event(line);
+                }
+            }),
+        ),
+        (
+            "scrutinee_tails",
+            Box::new(|| {
+                for pick in [true, false] {
+                    event(format!("-> {}", if_let_tail(pick, D("a"))));
+                    event(format!("-> {}", match_tail(pick, D("a"))));
+                    event(format!("-> {}", block_on(if_let_tail_async(pick, D("a")))));
+                }
+            }),
+        ),
+        (
+            "attributes",
+            Box::new(|| {
+                event(format!("-> {}", inner_attribute(D("a"))));
+                event(format!("-> {}", never_inlined(D("a"))));
+                event(format!("-> {}", inline_when_optimised(D("a"))));
+                event(format!("-> {}", exported(1)));
+            }),
+        ),
+        (
+            "thread_exit",
+            Box::new(|| {
+                thread_local! {
+                    static AT_EXIT: std::cell::RefCell<Option<OnExit>> =
+                        const { std::cell::RefCell::new(None) };
+                }
+                let (send, receive) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    // Registered before the runtime's own thread state (at
+                    // the first refill), so dropped after it.
+                    AT_EXIT.with(|slot| *slot.borrow_mut() = Some(OnExit("exit", send)));
+                    let boxes: Vec<Box<u64>> =
+                        batch_alloc::scope(|| (0..100).map(Box::new).collect());
+                    drop(boxes);
+                })
+                .join()
+                .expect("the thread exits");
+                event(format!("at exit -> {:?}", receive.recv()));
+            }),
+        ),
+    ]
+}
+
+/// A recursion of the stack test: runs `depth` levels of the shape
+/// (`free`, `method` or `trait`) and returns where the deepest level's
+/// stack was.
+pub type Recursion = fn(&str, u32) -> usize;
+
+/// The stack test's recursions, by the size of the settings each level
+/// passes down and how it passes them.
+pub fn recursions() -> Vec<(usize, &'static str, Recursion)> {
+    fn levels<C: crate::support::Settings>(shape: &str, depth: u32, settings: C) -> usize {
+        let input: Vec<u8> = (0..=depth).map(|i| i as u8).collect();
+        let mut parser = Parser {
+            input: input.iter(),
+            nodes: 0,
+        };
+        let tree = match shape {
+            "free" => descend(depth, &mut input.iter(), settings),
+            "method" => parser.descend(depth, settings),
+            "trait" => parser.descend_by_trait(depth, settings),
+            other => panic!("no such recursion: {other}"),
+        };
+        drop(tree);
+        crate::support::stack_mark()
+    }
+    fn by_value<const N: usize>(shape: &str, depth: u32) -> usize {
+        levels(shape, depth, [7u64; N])
+    }
+    fn by_reference<const N: usize>(shape: &str, depth: u32) -> usize {
+        levels::<&[u64; N]>(shape, depth, &[7u64; N])
+    }
+    vec![
+        (8, "by value", by_value::<1>),
+        (16, "by value", by_value::<2>),
+        (32, "by value", by_value::<4>),
+        (64, "by value", by_value::<8>),
+        (128, "by value", by_value::<16>),
+        (256, "by value", by_value::<32>),
+        (512, "by value", by_value::<64>),
+        (8, "by reference", by_reference::<1>),
+        (16, "by reference", by_reference::<2>),
+        (32, "by reference", by_reference::<4>),
+        (64, "by reference", by_reference::<8>),
+        (128, "by reference", by_reference::<16>),
+        (256, "by reference", by_reference::<32>),
+        (512, "by reference", by_reference::<64>),
+    ]
+}
+
+/// Boxes a value of 1 MiB and of 2 MiB (the stack test's large boxes).
+pub fn large_boxes() -> Vec<(usize, fn() -> u8)> {
+    fn boxed_of<const N: usize>() -> u8 {
+        boxed::<N>(7)[N - 1]
+    }
+    vec![
+        (1 << 20, boxed_of::<{ 1 << 20 }>),
+        (2 << 20, boxed_of::<{ 2 << 20 }>),
     ]
 }

@@ -6,8 +6,8 @@
 // module, so no inner attributes: plain comments only.
 //
 // Each function logs through `event` what it sees and does; `D` logs its
-// drop. Functions call `busy` (a call of a function by path that
-// allocates) so that none is a leaf, unless it is meant to be one.
+// drop. Most call `busy` first, which allocates and notes whether a scope
+// is open (the annotated copy must have one in every call).
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -16,7 +16,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::transparent::{busy, event, frames, temp, yield_now, Expr, Shape, D};
+use crate::support::{busy, describe, event, frames, temp, yield_now, Shape, D};
 
 // ---- parameters and their drops ----
 
@@ -256,7 +256,7 @@ pub fn closures_inside(a: D, b: D) -> u64 {
     consume() + total
 }
 
-/// A leaf: method calls and operators only. Left as written.
+/// A body of method calls and operators only.
 pub fn leaf(a: &D) -> usize {
     a.0.len() * 2
 }
@@ -512,62 +512,380 @@ impl Thing {
     }
 }
 
-// ---- recursion as a parser recurses (the stack test) ----
+// ---- by-value `self`: its fields drop with it, in their order (the
+// bodies use `self.b` whole, by reference: a closure or an `async` block
+// that did would capture that field alone, and drop it first) ----
 
-// Parses one level: reads a byte, goes down, builds a node.
-pub fn descend(depth: u32, input: &mut std::slice::Iter<'_, u8>) -> Box<Expr> {
-    let byte = input.next().copied().unwrap_or(0);
-    if depth == 0 {
-        return Box::new(Expr::Number(u64::from(byte)));
+pub struct Pair {
+    pub a: D,
+    pub b: D,
+}
+
+impl Pair {
+    pub fn show(self, x: D) -> usize {
+        busy();
+        event(format!("show {:?} {}", self.b, x.0));
+        self.b.0.len()
     }
-    let left = descend(depth - 1, input);
-    let label = format!("level {depth}");
-    if byte % 2 == 0 {
-        Box::new(Expr::Named(label, left))
+
+    pub fn take_b(self, x: D) -> D {
+        busy();
+        event(format!("take_b {}", x.0));
+        self.b
+    }
+
+    pub fn in_closure(self, x: D) -> usize {
+        busy();
+        let read = || self.b.0.len() + x.0.len();
+        read()
+    }
+
+    pub fn renamed(mut self, name: &'static str) -> usize {
+        busy();
+        self.a = D(name);
+        event(format!("renamed {} {}", self.a.0, self.b.0));
+        self.a.0.len()
+    }
+
+    pub async fn show_async(self, x: D) -> usize {
+        busy();
+        yield_now().await;
+        event(format!("show_async {:?} {}", self.b, x.0));
+        self.b.0.len()
+    }
+
+    pub async fn take_b_async(self) -> D {
+        busy();
+        yield_now().await;
+        self.b
+    }
+
+    pub async fn renamed_async(mut self, name: &'static str) -> usize {
+        busy();
+        yield_now().await;
+        self.a = D(name);
+        event(format!("renamed_async {} {}", self.a.0, self.b.0));
+        self.a.0.len()
+    }
+}
+
+pub trait Consume {
+    fn consume(self, x: D) -> usize;
+}
+
+impl Consume for Pair {
+    fn consume(self, x: D) -> usize {
+        busy();
+        event(format!("consume {:?} {}", self.b, x.0));
+        self.b.0.len()
+    }
+}
+
+// ---- returned closures, whose signatures come from the return type ----
+
+pub fn counter(offset: usize) -> impl Fn(&str) -> usize {
+    busy();
+    move |s| s.len() + offset
+}
+
+pub fn first_word() -> impl Fn(&str) -> &str {
+    busy();
+    |s| s.split(' ').next().unwrap_or("")
+}
+
+pub fn boxed_first_word() -> Box<dyn Fn(&str) -> &str> {
+    busy();
+    Box::new(|s| s.split(' ').next().unwrap_or(""))
+}
+
+pub async fn counter_async(offset: usize) -> impl Fn(&str) -> usize {
+    busy();
+    yield_now().await;
+    move |s| s.len() + offset
+}
+
+pub async fn first_word_async() -> impl Fn(&str) -> &str {
+    busy();
+    yield_now().await;
+    |s| s.split(' ').next().unwrap_or("")
+}
+
+pub async fn boxed_first_word_async() -> Box<dyn Fn(&str) -> &str> {
+    busy();
+    yield_now().await;
+    Box::new(|s| s.split(' ').next().unwrap_or(""))
+}
+
+pub trait Words {
+    fn counter(&self) -> impl Fn(&str) -> usize;
+    fn first_word(&self) -> impl Fn(&str) -> &str;
+    async fn counter_async(&self) -> impl Fn(&str) -> usize;
+    async fn first_word_async(&self) -> impl Fn(&str) -> &str;
+}
+
+impl Words for Thing {
+    fn counter(&self) -> impl Fn(&str) -> usize {
+        busy();
+        let offset = self.items.len();
+        move |s| s.len() + offset
+    }
+
+    fn first_word(&self) -> impl Fn(&str) -> &str {
+        busy();
+        |s| s.split(' ').next().unwrap_or("")
+    }
+
+    async fn counter_async(&self) -> impl Fn(&str) -> usize {
+        busy();
+        yield_now().await;
+        let offset = self.items.len();
+        move |s| s.len() + offset
+    }
+
+    async fn first_word_async(&self) -> impl Fn(&str) -> &str {
+        busy();
+        yield_now().await;
+        |s| s.split(' ').next().unwrap_or("")
+    }
+}
+
+// ---- parameters configured out, and other parameter attributes ----
+
+pub fn configured(#[cfg(any())] skipped: D, kept: D, #[cfg(all())] also: D) -> usize {
+    busy();
+    event(format!("configured {} {}", kept.0, also.0));
+    kept.0.len()
+}
+
+pub async fn configured_async(
+    #[cfg(any())] skipped: D,
+    kept: D,
+    #[cfg(all())] also: D,
+    #[allow(unused_variables)] unused: D,
+) -> usize {
+    busy();
+    yield_now().await;
+    event(format!("configured_async {} {}", kept.0, also.0));
+    kept.0.len()
+}
+
+impl Thing {
+    pub fn configured_method(&self, #[cfg(any())] skipped: D, #[cfg(all())] kept: D) -> usize {
+        busy();
+        event(format!("configured_method {} {}", self.name, kept.0));
+        kept.0.len()
+    }
+
+    pub async fn configured_method_async(
+        &self,
+        #[cfg(any())] skipped: D,
+        #[cfg(all())] kept: D,
+    ) -> usize {
+        busy();
+        yield_now().await;
+        event(format!("configured_method_async {} {}", self.name, kept.0));
+        kept.0.len()
+    }
+}
+
+// ---- a trait-impl method whose signature is narrower than the trait's ----
+
+pub trait Label {
+    fn label(&self) -> &str;
+    fn label_of<'a>(&self, other: &'a str) -> &'a str;
+}
+
+impl Label for Thing {
+    fn label(&self) -> &'static str {
+        busy();
+        self.name
+    }
+
+    fn label_of(&self, _other: &str) -> &'static str {
+        busy();
+        self.name
+    }
+}
+
+/// Calls through the trait's signature.
+pub fn label_by_trait<L: Label>(labelled: &L) -> String {
+    busy();
+    labelled.label().to_string()
+}
+
+// ---- `async fn` parameters bound by `ref`, `ref mut`, `mut` and `@` ----
+
+pub async fn async_ref_mut(ref mut v: Vec<D>, a: D) -> usize {
+    busy();
+    v.push(a);
+    yield_now().await;
+    event(format!("async_ref_mut {}", v.len()));
+    v.len()
+}
+
+pub async fn async_ref(ref v: Vec<D>, mut m: Vec<D>, whole @ (_, _): (u8, u8)) -> usize {
+    busy();
+    m.push(D("pushed"));
+    yield_now().await;
+    event(format!("async_ref {} {} {whole:?}", v.len(), m.len()));
+    v.len() + m.len()
+}
+
+pub fn sync_ref_mut(ref mut v: Vec<D>, a: D) -> usize {
+    busy();
+    v.push(a);
+    event(format!("sync_ref_mut {}", v.len()));
+    v.len()
+}
+
+// ---- an `async fn`'s future: its size and auto traits are as written ----
+
+pub async fn large_params(a: [u64; 64], b: String) -> usize {
+    busy();
+    yield_now().await;
+    a.len() + b.len()
+}
+
+pub async fn large_local(a: D) -> u64 {
+    busy();
+    let local = [3u64; 32];
+    yield_now().await;
+    event(format!("large_local {}", a.0));
+    local.iter().sum()
+}
+
+pub async fn holds_rc_across_await(a: D) -> usize {
+    busy();
+    let shared = Rc::new(a);
+    yield_now().await;
+    Rc::strong_count(&shared)
+}
+
+pub async fn holds_cell(a: D) -> usize {
+    busy();
+    let cell = std::cell::Cell::new(a.0.len());
+    yield_now().await;
+    cell.get()
+}
+
+/// The size and auto traits of each `async fn`'s future, made and dropped
+/// unpolled (its parameters drop with it).
+pub fn async_futures() -> Vec<String> {
+    let thing = Thing {
+        name: "futures",
+        items: Vec::new(),
+    };
+    let pair = || Pair {
+        a: D("pa"),
+        b: D("pb"),
+    };
+    let described = vec![
+        describe!(large_params([1; 64], String::from("b"))),
+        describe!(large_local(D("l"))),
+        describe!(holds_rc_across_await(D("r"))),
+        describe!(holds_cell(D("c"))),
+        describe!(async_params(D("a"), D("b"), D("c"))),
+        describe!(async_patterns((D("x"), D("w")), D("under"), D("z"))),
+        describe!(async_ref_mut(vec![D("v")], D("a"))),
+        describe!(async_ref(vec![], vec![], (1, 2))),
+        describe!(configured_async(D("k"), D("a"), D("u"))),
+        describe!(thing.async_method(D("a"), D("b"))),
+        describe!(pair().show_async(D("x"))),
+        describe!(pair().renamed_async("n")),
+        describe!(counter_async(1)),
+        describe!(thing.counter_async()),
+    ];
+    described
+}
+
+// ---- `if let` and `match` scrutinees' temporaries, as tails ----
+
+pub fn if_let_tail(pick: bool, a: D) -> usize {
+    busy();
+    let _local = D("local");
+    if let Some(n) = Some(temp("scrutinee")).filter(|_| pick).map(|d| d.0.len()) {
+        n + a.0.len()
     } else {
-        Box::new(Expr::Add(left, Box::new(Expr::Number(label.len() as u64))))
+        event("else");
+        0
     }
 }
 
-pub struct Parser<'a> {
-    pub input: std::slice::Iter<'a, u8>,
-    pub nodes: usize,
-}
-
-impl Parser<'_> {
-    pub fn descend(&mut self, depth: u32) -> Box<Expr> {
-        let byte = self.input.next().copied().unwrap_or(0);
-        self.nodes += 1;
-        if depth == 0 {
-            return Box::new(Expr::Number(u64::from(byte)));
-        }
-        let left = self.descend(depth - 1);
-        let label = format!("level {depth}");
-        if byte % 2 == 0 {
-            Box::new(Expr::Named(label, left))
-        } else {
-            Box::new(Expr::Add(left, Box::new(Expr::Number(label.len() as u64))))
+pub fn match_tail(pick: bool, a: D) -> usize {
+    busy();
+    let _local = D("local");
+    match temp("scrutinee").0.len() > 3 && pick {
+        true => a.0.len(),
+        false => {
+            event("false arm");
+            0
         }
     }
 }
 
-pub trait Descend {
-    fn descend_by_trait(&mut self, depth: u32) -> Box<Expr>;
+pub async fn if_let_tail_async(pick: bool, a: D) -> usize {
+    busy();
+    yield_now().await;
+    let _local = D("local");
+    if let Some(n) = Some(temp("scrutinee")).filter(|_| pick).map(|d| d.0.len()) {
+        n + a.0.len()
+    } else {
+        event("else");
+        0
+    }
 }
 
-impl Descend for Parser<'_> {
-    fn descend_by_trait(&mut self, depth: u32) -> Box<Expr> {
-        let byte = self.input.next().copied().unwrap_or(0);
-        self.nodes += 1;
-        if depth == 0 {
-            return Box::new(Expr::Number(u64::from(byte)));
-        }
-        let left = self.descend_by_trait(depth - 1);
-        let label = format!("level {depth}");
-        if byte % 2 == 0 {
-            Box::new(Expr::Named(label, left))
-        } else {
-            Box::new(Expr::Add(left, Box::new(Expr::Number(label.len() as u64))))
-        }
+// ---- inner attributes, inline and export attributes ----
+
+pub fn inner_attribute(a: D) -> usize {
+    #![allow(unused_variables)]
+    busy();
+    let unused = D("unused");
+    a.0.len()
+}
+
+#[cfg_attr(all(), inline(never))]
+pub fn never_inlined(a: D) -> usize {
+    busy();
+    event(frames());
+    a.0.len()
+}
+
+#[cfg_attr(any(), inline(never))]
+#[cfg_attr(not(debug_assertions), inline)]
+pub fn inline_when_optimised(a: D) -> usize {
+    busy();
+    a.0.len()
+}
+
+/// Exported under a name of its own in each copy and crate.
+#[unsafe(export_name = concat!(module_path!(), "::exported"))]
+pub extern "C" fn exported(x: u64) -> u64 {
+    busy();
+    x + 2
+}
+
+// ---- a function called from a thread-local's destructor ----
+
+/// Called at the thread's exit, possibly after the runtime's own
+/// thread-local state is gone: no `D` (the event log may be gone too).
+pub fn at_thread_exit(name: &'static str) -> usize {
+    let boxed = Box::new(name.len());
+    *boxed
+}
+
+/// Sends what `at_thread_exit` returned when it drops.
+pub struct OnExit(pub &'static str, pub std::sync::mpsc::Sender<usize>);
+
+impl Drop for OnExit {
+    fn drop(&mut self) {
+        let _ = self.1.send(at_thread_exit(self.0));
     }
+}
+
+/// A tail temporary that borrows a parameter, and one that logs its drop:
+/// an `async fn` drops them before its parameters, in every edition.
+pub async fn async_tail_borrows_param(cell: std::cell::RefCell<Vec<D>>, _other: D) -> usize {
+    yield_now().await;
+    temp("tail").0.len() + cell.borrow().len()
 }

@@ -1,19 +1,22 @@
 //! What the tests share: a test binary's one serial lock ([`serially`]),
 //! checks on live objects and on the statistics, objects that carry a fill
 //! pattern ([`Filled`], and [`Captured`] for the capture tests), part of a
-//! test run in a child process ([`in_child!`](crate::in_child)), and a
-//! seeded generator ([`seeded`]).
+//! test run in a child process ([`in_child!`](crate::in_child)), a
+//! seeded generator ([`seeded`]), and futures polled to their end on the
+//! test's thread ([`block_on`]).
 
 mod captured;
 mod check;
 mod child;
 mod filled;
+mod poll;
 mod serial;
 
 pub use captured::*;
 pub use check::*;
 pub use child::*;
 pub use filled::*;
+pub use poll::*;
 pub use serial::*;
 
 /// The generator's traits: `next_u64`, `random_range`, `random_ratio`.

@@ -1,0 +1,24 @@
+// A `Box::new` of the wrong type, for a local and for a vector's element.
+#[batch_alloc::batch_alloc]
+fn boxed_number() -> Box<u64> {
+    let boxed: Box<u64> = Box::new("seven");
+    boxed
+}
+#[batch_alloc::batch_alloc]
+fn boxes(words: &[&str]) -> Vec<Box<u64>> {
+    let mut out = Vec::new();
+    for word in words {
+        out.push(Box::new(word.len()));
+    }
+    out
+}
+#[batch_alloc::batch_alloc]
+async fn boxes_async(words: &[&str]) -> Vec<Box<u64>> {
+    let mut out: Vec<Box<u64>> = Vec::new();
+    for word in words {
+        out.push(Box::new(*word));
+    }
+    out
+}
+
+fn main() {}
