@@ -207,6 +207,7 @@ fn check<R: PartialEq + Debug>(
         by_attribute >= objects,
         "{name}: {by_attribute} of {objects} objects served"
     );
+    println!("{name}: {by_attribute} allocations served for {objects} objects (scope(|| as written): {in_scope})");
     by_attribute
 }
 
