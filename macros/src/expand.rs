@@ -23,7 +23,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
     let (args, mut item) = both(args, item)?;
     match &mut item {
         Item::Fn(function) => {
-            let runtime = Runtime::find(args.krate.as_ref());
+            let runtime = Runtime::find(args.krate.as_ref())?;
             rewrite_fn(
                 &runtime,
                 &mut function.sig,
@@ -48,7 +48,13 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                     }
                 };
                 let krate = own.and_then(|own| own.krate).or_else(|| args.krate.clone());
-                let runtime = Runtime::find(krate.as_ref());
+                let runtime = match Runtime::find(krate.as_ref()) {
+                    Ok(runtime) => runtime,
+                    Err(error) => {
+                        errors.push(error);
+                        continue;
+                    }
+                };
                 rewrite_fn(
                     &runtime,
                     &mut method.sig,

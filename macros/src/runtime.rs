@@ -20,23 +20,34 @@ impl Runtime {
     /// `crate = path` if the user gave one; else the name the crate being
     /// compiled depends on `batch-alloc` by (a renamed dependency,
     /// `ba = { package = "batch-alloc" }`, is `::ba`), read from its
-    /// manifest; else `::batch_alloc`, as when the manifest cannot be read
-    /// (a build that does not run through cargo).
-    pub(crate) fn find(given: Option<&Path>) -> Runtime {
-        let facade = match given {
-            Some(path) => path.to_token_stream(),
-            None => {
-                let name = match proc_macro_crate::crate_name("batch-alloc") {
-                    // The facade's own examples, tests and doc tests, which
-                    // name it as users do.
-                    Ok(proc_macro_crate::FoundCrate::Itself) | Err(_) => "batch_alloc".to_owned(),
-                    Ok(proc_macro_crate::FoundCrate::Name(name)) => name,
-                };
-                let name = Ident::new(&name, Span::mixed_site());
-                quote_spanned!(Span::mixed_site()=> ::#name)
+    /// manifest; else `::batch_alloc`, where the manifest cannot be read
+    /// (a build that does not run through cargo). An error, at the
+    /// attribute, where the manifest says the crate does not depend on
+    /// `batch-alloc` at all (a library re-exports the attribute).
+    pub(crate) fn find(given: Option<&Path>) -> syn::Result<Runtime> {
+        if let Some(path) = given {
+            return Ok(Runtime {
+                facade: path.to_token_stream(),
+            });
+        }
+        let name = match proc_macro_crate::crate_name("batch-alloc") {
+            Ok(proc_macro_crate::FoundCrate::Name(name)) => name,
+            // The facade's own examples, tests and doc tests, which name
+            // it as users do.
+            Ok(proc_macro_crate::FoundCrate::Itself) => "batch_alloc".to_owned(),
+            Err(proc_macro_crate::Error::CrateNotFound { .. }) => {
+                let message = "`batch-alloc` is not among this crate's dependencies in its \
+                               Cargo.toml: add it, or, where a library re-exports the \
+                               attribute, name the crate that holds it: \
+                               `#[batch_alloc(crate = path::to::batch_alloc)]`";
+                return Err(syn::Error::new(Span::call_site(), message));
             }
+            Err(_) => "batch_alloc".to_owned(),
         };
-        Runtime { facade }
+        let name = Ident::new(&name, Span::mixed_site());
+        Ok(Runtime {
+            facade: quote_spanned!(Span::mixed_site()=> ::#name),
+        })
     }
 
     /// `<facade>::__private::#name`
