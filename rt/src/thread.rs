@@ -169,6 +169,7 @@ fn arm_retirement() -> bool {
 unsafe extern "C" fn retire_at_exit(_armed: *mut c_void) {
     retire_current();
 }
+const _: os::ThreadExitCallback = retire_at_exit;
 
 fn retire_current() {
     let heap = current_owned();
