@@ -164,12 +164,12 @@ fn arm_retirement() -> bool {
     }
 }
 
-/// The exit key's destructor: the C library calls it on an exiting thread
+/// The exit key's destructor: the C library (a pthread key's destructor)
+/// or Windows (the runtime's TLS callback) calls it on an exiting thread
 /// whose heap armed the key.
 unsafe extern "C" fn retire_at_exit(_armed: *mut c_void) {
     retire_current();
 }
-const _: os::ThreadExitCallback = retire_at_exit;
 
 fn retire_current() {
     let heap = current_owned();

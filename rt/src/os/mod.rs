@@ -12,13 +12,15 @@
 //!   `libc`. Memory goes back with `madvise(MADV_DONTNEED)` on Linux, whose
 //!   private anonymous pages then read as zero; elsewhere that advice may
 //!   keep the old bytes, so the range is mapped again in place, fresh.
+//! - `windows`: `VirtualAlloc` and `VirtualFree`, a TLS callback for
+//!   thread exit, through `windows-sys`. No `fork`.
 //! - `miri`: under Miri, which understands neither `PROT_NONE` nor `madvise`,
 //!   the range comes from `System` with frame alignment and is usable from
 //!   the start, a decommit writes zeros (what the kernel's leaves behind)
 //!   and gives nothing back, and there are no fork hooks (Miri cannot
 //!   fork). Thread-exit hooks, the process id and stderr are the C
 //!   library's on Unix, Miri included.
-//! - `unsupported`: anywhere else (Windows too, for now), no region (every allocation is the inner
+//! - `unsupported`: anywhere else, no region (every allocation is the inner
 //!   allocator's) and no thread-exit hook.
 //!
 //! On every platform [`decommit`] either gives the memory back and leaves
@@ -35,16 +37,23 @@ use unix as memory;
 #[cfg(unix)]
 use unix as process;
 
+#[cfg(all(windows, not(miri)))]
+mod windows;
+#[cfg(all(windows, not(miri)))]
+use windows as memory;
+#[cfg(all(windows, not(miri)))]
+use windows as process;
+
 #[cfg(miri)]
 mod miri;
 #[cfg(miri)]
 use miri as memory;
 
-#[cfg(not(unix))]
+#[cfg(any(not(any(unix, windows)), all(windows, miri)))]
 mod unsupported;
-#[cfg(not(any(unix, miri)))]
+#[cfg(not(any(unix, windows, miri)))]
 use unsupported as memory;
-#[cfg(not(unix))]
+#[cfg(any(not(any(unix, windows)), all(windows, miri)))]
 use unsupported as process;
 
 pub(crate) use memory::{
@@ -53,9 +62,7 @@ pub(crate) use memory::{
 // Only the per-site report prints at exit.
 #[cfg(feature = "report")]
 pub(crate) use memory::at_exit;
-pub(crate) use process::{
-    abort, arm_thread_exit, process_id, thread_exit_key, write_stderr, ThreadExitCallback,
-};
+pub(crate) use process::{abort, arm_thread_exit, process_id, thread_exit_key, write_stderr};
 
 // Under loom, waits yield to the model checker instead.
 #[cfg_attr(loom, allow(unused_imports))]

@@ -165,6 +165,7 @@ fn the_limits_of_large_blocks() {
 /// optional boxes (which `vec!` also takes from `alloc_zeroed`). Checks
 /// on the way that the memory `trim` gave back still counts as cached: the
 /// kernel refused to take it.
+#[cfg(target_os = "linux")]
 fn stale_after_trim_under_mlockall() -> (usize, usize) {
     const LEN: usize = 128 * 1024;
     in_scope(|| ());
