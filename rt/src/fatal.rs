@@ -1,6 +1,6 @@
 //! The one way the allocator path reports a broken invariant: a message on
 //! stderr written without allocating, then abort. It never unwinds, and it
-//! calls nothing that could (the C library's `abort`, not
+//! calls nothing that could (on Unix the C library's `abort`, not
 //! `std::process::abort`, so that the optimiser knows the call cannot
 //! unwind; see `NoUnwind` in `no_unwind.rs`).
 
@@ -8,23 +8,9 @@
 #[cold]
 #[inline(never)]
 pub(crate) fn fatal(message: &str) -> ! {
-    #[cfg(unix)]
-    {
-        for part in [message.as_bytes(), b"\n"] {
-            // SAFETY: writes from a valid buffer to stderr; the result does
-            // not matter on the way to abort.
-            unsafe {
-                libc::write(2, part.as_ptr().cast(), part.len());
-            }
-        }
-        // SAFETY: no preconditions; never returns.
-        unsafe { libc::abort() }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = message;
-        std::process::abort()
-    }
+    crate::os::write_stderr(message.as_bytes());
+    crate::os::write_stderr(b"\n");
+    crate::os::abort()
 }
 
 /// The allocator path's `debug_assert!`, which may not panic: in builds

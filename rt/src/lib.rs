@@ -201,33 +201,34 @@
 // layers are one to three small modules, so directories would mostly hold
 // one file each, and this list is the map a directory tree would be.
 //
-// 0. config, fatal, no_unwind  constants; the abort path; the link-time
-//                          no-unwind marker
-// 1. os, class, frame      the OS; the size-class table; frame indices
-// 2. sync, cursor          atomics, the spin lock, the index stack, windows;
+// 0. config, no_unwind     constants; the link-time no-unwind marker
+// 1. os                    the OS, one module per platform
+// 2. fatal                 the abort path
+// 3. class, frame          the size-class table; frame indices
+// 4. sync, cursor          atomics, the spin lock, the index stack, windows;
 //                          the walk through a reservation's slots
-// 3. types, locks, probe, settings  the shared structures: spans, heap
+// 5. types, locks, probe, settings  the shared structures: spans, heap
 //                          records, runs; the process-wide locks in their
 //                          order, across fork; whether BatchAlloc is
 //                          installed; the environment, read once
-// 4. link                  free-list links and their hardening
-// 5. region                address space, frames, span reset
-// 6. pool                  empty frames: single ones and whole extents
-// 7. remote, record, large  the remote free (the span's word, chains pushed,
+// 6. link                  free-list links and their hardening
+// 7. region                address space, frames, span reset
+// 8. pool                  empty frames: single ones and whole extents
+// 9. remote, record, large  the remote free (the span's word, chains pushed,
 //                          the owner told, slots taken back and merged); the
 //                          heap registry; large blocks
-// 8. queues                a heap's spans: queues, where spans go as slots
+// 10. queues               a heap's spans: queues, where spans go as slots
 //                          come back, slots given back
-// 9. outbox                remote frees, collected and sent in chains
-// 10. heap                 this thread's heap record and scope state
-// 11. thread               a heap's life: made, trimmed, forked, retired
-// 12. reserve, free        refills; frees
-// 13. runs                 the runs scopes allocate from
-// 14. global, stats        the allocator wrapper; statistics
-// 15. batch, scope, no_panic_proof  typed batches over a run; batch scopes; the
+// 11. outbox               remote frees, collected and sent in chains
+// 12. heap                 this thread's heap record and scope state
+// 13. thread               a heap's life: made, trimmed, forked, retired
+// 14. reserve, free        refills; frees
+// 15. runs                 the runs scopes allocate from
+// 16. global, stats        the allocator wrapper; statistics
+// 17. batch, scope, no_panic_proof  typed batches over a run; batch scopes; the
 //                          wrapper instantiated for the no-unwind proof
-// 16. report               the per-site report (feature `report`)
-// 17. expansion            what #[batch_alloc]'s code calls, and scope()
+// 18. report               the per-site report (feature `report`)
+// 19. expansion            what #[batch_alloc]'s code calls, and scope()
 mod batch;
 mod class;
 mod config;

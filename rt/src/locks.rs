@@ -92,7 +92,7 @@ mod tests {
     /// with the runtime's message (checked in a child: the test binary run
     /// again, which takes the extents' lock and then the records').
     #[test]
-    #[cfg(all(debug_assertions, unix))]
+    #[cfg(debug_assertions)]
     #[cfg_attr(miri, ignore = "Miri cannot run a child process")]
     fn a_lock_taken_out_of_rank_order_aborts() {
         const CHILD: &str = "BATCH_ALLOC_LOCK_ORDER_CHILD";

@@ -12,7 +12,7 @@
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize};
 
-use crate::config::{COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, PAGE_SIZE, REGION_BYTES};
+use crate::config::{COMMIT_FRAMES, FRAME_SHIFT, FRAME_SIZE, REGION_BYTES};
 use crate::frame::Frame;
 use crate::locks;
 use crate::os;
@@ -157,12 +157,78 @@ fn init_slow() -> bool {
     }
     locks::REGION_INIT.lock();
     if STATE.load(Ordering::Relaxed) == UNINIT {
-        let ready = reserve_address_space();
+        let page = os::page_size();
+        let ready = if serves_page_size(page) {
+            reserve_address_space()
+        } else {
+            // Once: the state is FAILED from now on.
+            os::write_stderr(PageSizeWarning::new(page).text());
+            false
+        };
         STATE.store(if ready { READY } else { FAILED }, Ordering::Release);
     }
     let ready = STATE.load(Ordering::Relaxed) == READY;
     locks::REGION_INIT.unlock();
     ready
+}
+
+/// Whether the region serves a system whose memory pages are `page` bytes
+/// (read at run time, never assumed): every range it makes usable or gives
+/// back is whole frames, frame-aligned, so any power of two up to a frame
+/// (64 KiB) does. Linux on Arm runs with 4, 16 or 64 KiB pages, Apple
+/// silicon with 16 KiB, x86-64 and Windows with 4 KiB.
+fn serves_page_size(page: usize) -> bool {
+    page.is_power_of_two() && page <= FRAME_SIZE
+}
+
+/// The one warning of a process whose pages the region does not serve,
+/// made without allocating (it is written from the allocator's path).
+struct PageSizeWarning {
+    bytes: [u8; 200],
+    len: usize,
+}
+
+impl PageSizeWarning {
+    fn new(page: usize) -> Self {
+        let mut warning = PageSizeWarning {
+            bytes: [0; 200],
+            len: 0,
+        };
+        warning.push(b"batch-alloc: this system's memory pages are ");
+        warning.push_decimal(page);
+        warning.push(b" bytes, which batch-alloc's frames of ");
+        warning.push_decimal(FRAME_SIZE);
+        warning.push(b" bytes cannot hold whole, so every allocation is the inner allocator's\n");
+        warning
+    }
+
+    fn text(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or_default()
+    }
+
+    /// Appends `text`, cut short if the buffer is full.
+    fn push(&mut self, text: &[u8]) {
+        for &byte in text {
+            if let Some(slot) = self.bytes.get_mut(self.len) {
+                *slot = byte;
+                self.len = self.len.wrapping_add(1);
+            }
+        }
+    }
+
+    fn push_decimal(&mut self, mut n: usize) {
+        let mut digits = [0u8; 20];
+        let mut first = digits.len();
+        for slot in digits.iter_mut().rev() {
+            *slot = b'0'.wrapping_add((n % 10) as u8);
+            n /= 10;
+            first = first.wrapping_sub(1);
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(digits.get(first..).unwrap_or_default());
+    }
 }
 
 /// What the reservation is aligned to: a transparent huge page (2 MiB on
@@ -230,17 +296,21 @@ fn commit_through(frame: usize) -> bool {
 
 fn commit_frames(from: usize, to: usize) -> bool {
     let spans = frame_base(Frame::FIRST).wrapping_sub(META_BYTES);
+    // The metadata's range is widened to whole frames, a multiple of every
+    // page size the region serves: the system's pages may be larger than
+    // the runtime's own (16 KiB on Apple silicon, 64 KiB on some Arm
+    // Linux). Making a committed page writable again changes nothing.
     // Frame counts are below MAX_FRAMES: these products stay far from
     // overflowing.
-    let meta_from = from.wrapping_mul(size_of::<Span>()) / PAGE_SIZE * PAGE_SIZE;
+    let meta_from = from.wrapping_mul(size_of::<Span>()) / FRAME_SIZE * FRAME_SIZE;
     let meta_to = to
         .wrapping_mul(size_of::<Span>())
-        .div_ceil(PAGE_SIZE)
-        .wrapping_mul(PAGE_SIZE);
+        .div_ceil(FRAME_SIZE)
+        .wrapping_mul(FRAME_SIZE);
     let frames = frame_base(Frame::new(from as u32));
-    // SAFETY: both ranges are page-aligned and inside the reservation: the
-    // metadata area is rounded to whole frames, and `to` is at most the
-    // frame count.
+    // SAFETY: both ranges are frame-aligned, so page-aligned, and inside the
+    // reservation: the metadata area is a whole number of frames, and `to`
+    // is at most the frame count.
     unsafe {
         os::commit(
             spans.wrapping_add(meta_from),
@@ -300,4 +370,38 @@ pub(crate) fn extend_at_high_water(end: Frame, frames: u32) -> bool {
 /// Bytes of spans assigned to heaps or abandoned, and of large blocks.
 pub(crate) fn span_bytes() -> usize {
     SPAN_BYTES.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The check the region makes of the system's page size before it
+    /// reserves anything, with the sizes of the kernels a build meets:
+    /// qemu-user and the test machines cannot choose their page size, so
+    /// the 16 and 64 KiB kernels are checked here, through the same logic.
+    #[test]
+    fn the_region_serves_pages_up_to_a_frame_and_warns_past_it() {
+        for served in [4 << 10, 16 << 10, 64 << 10] {
+            assert_eq!(serves_page_size(served), served <= FRAME_SIZE, "{served}");
+        }
+        if cfg!(not(miri)) {
+            assert!(serves_page_size(16 << 10) && serves_page_size(64 << 10));
+        }
+        for refused in [0, 3 << 12, 2 * FRAME_SIZE, 256 << 10, 1 << 30] {
+            assert!(!serves_page_size(refused), "{refused}");
+        }
+        assert!(serves_page_size(os::page_size()), "this machine's pages");
+        let warning = PageSizeWarning::new(256 << 10);
+        let text = core::str::from_utf8(warning.text()).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "batch-alloc: this system's memory pages are 262144 bytes, which \
+                 batch-alloc's frames of {FRAME_SIZE} bytes cannot hold whole, so every \
+                 allocation is the inner allocator's\n"
+            )
+        );
+        assert!(PageSizeWarning::new(usize::MAX).text().ends_with(b"\n"));
+    }
 }

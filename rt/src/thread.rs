@@ -20,7 +20,8 @@
 //! (`PTHREAD_DESTRUCTOR_ITERATIONS`, 4 on glibc and musl): a heap whose
 //! first making is in the last round, in a destructor that runs after this
 //! one's, never retires, which takes a key destructor that re-arms itself
-//! three rounds running and only then frees a slot.
+//! three rounds running and only then frees a slot. On Windows the hook is
+//! a fiber-local slot's callback instead (see `os/windows.rs`).
 
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicUsize};
@@ -164,7 +165,8 @@ fn arm_retirement() -> bool {
     }
 }
 
-/// The exit key's destructor: the C library calls it on an exiting thread
+/// The exit key's destructor: the C library (a pthread key's destructor)
+/// or Windows (the runtime's TLS callback) calls it on an exiting thread
 /// whose heap armed the key.
 unsafe extern "C" fn retire_at_exit(_armed: *mut c_void) {
     retire_current();

@@ -169,9 +169,11 @@ fn setup() {
 
 /// The early key is made before `main`, so before the runtime makes its own
 /// key with the first heap of this binary, whichever of the binary's tests
-/// runs first and makes it.
+/// runs first and makes it. (The constructors' section: ELF's, or Mach-O's
+/// on Apple's systems.)
 #[used]
-#[link_section = ".init_array"]
+#[cfg_attr(not(target_vendor = "apple"), link_section = ".init_array")]
+#[cfg_attr(target_vendor = "apple", link_section = "__DATA,__mod_init_func")]
 static MAKE_THE_EARLY_KEY: extern "C" fn() = make_the_early_key;
 
 extern "C" fn make_the_early_key() {

@@ -29,6 +29,7 @@ mod realloc_in_place;
 mod rss_returns;
 mod small_boxes;
 mod stress;
+mod thread_local_cleanup;
 mod trim;
 mod unbatched;
 

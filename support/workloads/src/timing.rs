@@ -50,6 +50,11 @@ impl Clock {
 
 /// How long this thread has waited, runnable, for a CPU since it started.
 fn time_waiting_for_cpu() -> Option<Duration> {
+    // Linux's only: under Wine a Windows build would read the file too,
+    // through the drive Wine maps to `/`, for a thread not its own.
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
     let text = fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let nanos = text.split_whitespace().nth(1)?.parse().ok()?;
     Some(Duration::from_nanos(nanos))

@@ -10,7 +10,6 @@
 //! `lazy_static!`, in the models' build only, aside).
 
 use std::fs;
-use std::path::Path;
 
 use super::layers::code;
 
@@ -51,10 +50,8 @@ fn problems(file: &str, code: &str) -> Vec<String> {
 
 #[test]
 fn the_runtime_uses_no_lock_or_one_time_init_a_fork_cannot_take_over() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut found = Vec::new();
-    for entry in fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
+    for (_, path) in super::runtime_sources() {
         let file = path.file_name().unwrap().to_str().unwrap().to_string();
         // Test modules, whole.
         if file == "loom_model.rs" || file == "alloc_model.rs" {

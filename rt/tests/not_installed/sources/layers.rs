@@ -81,16 +81,17 @@ fn every_module_imports_only_from_layers_below_it() {
     let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
     let layers = layers(&lib);
     let mut problems = Vec::new();
-    for entry in fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        let module = path.file_stem().unwrap().to_str().unwrap().to_string();
+    for (module, path) in super::runtime_sources() {
         if module == "lib" || module == "loom_model" || module == "alloc_model" {
             // The crate root sits on top; the loom models and the
             // allocator's model-based test are tests.
             continue;
         }
         let Some(&layer) = layers.get(&module) else {
-            problems.push(format!("{module}.rs is in no layer of lib.rs's list"));
+            problems.push(format!(
+                "{} is in no layer of lib.rs's list",
+                path.display()
+            ));
             continue;
         };
         let code = code(&fs::read_to_string(&path).unwrap());

@@ -19,9 +19,14 @@ pub struct ChildOutcome {
 }
 
 impl ChildOutcome {
-    /// Whether `abort` ended the child.
+    /// Whether `abort` ended the child: SIGABRT on Unix; on Windows the C
+    /// runtime's `abort` exits with 3, and std's (a fast fail) with
+    /// STATUS_STACK_BUFFER_OVERRUN.
     pub fn aborted(&self) -> bool {
-        self.status.unix_signal() == Some(libc::SIGABRT)
+        #[cfg(unix)]
+        return self.status.unix_signal() == Some(libc::SIGABRT);
+        #[cfg(not(unix))]
+        return matches!(self.status.code(), Some(3) | Some(-1_073_740_791));
     }
 }
 
@@ -77,7 +82,8 @@ macro_rules! in_child {
 }
 
 /// Makes the process `command` starts begin with at most `kib` KiB of
-/// address space, as `ulimit -v` does.
+/// address space, as `ulimit -v` does (Unix only).
+#[cfg(unix)]
 pub fn limit_address_space(command: &mut Command, kib: u64) {
     use std::os::unix::process::CommandExt;
     let limit = libc::rlimit {
