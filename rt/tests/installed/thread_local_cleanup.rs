@@ -18,9 +18,9 @@ use std::cell::RefCell;
 use std::thread;
 
 use batch_alloc_rt::__private::Scope;
-use batch_alloc_rt::{stats, trim, Batch, Capture};
+use batch_alloc_rt::{stats, trim, Batch};
 
-use workloads::testing::{assert_back_at, on_fresh_thread, with_capture};
+use workloads::testing::{assert_back_at, on_fresh_thread, serially};
 
 const THREADS: usize = if cfg!(miri) { 2 } else { 10 };
 
@@ -54,7 +54,7 @@ thread_local! {
     ignore = "windows-gnu: a heap made in a thread-local's destructor does not retire"
 )]
 fn a_thread_locals_destructor_may_free_slots_and_open_scopes() {
-    with_capture(Capture::All, || {
+    serially(|| {
         let before = stats();
         on_fresh_thread(|| {
             let mut batch = Batch::with_capacity(2 * THREADS);
