@@ -99,7 +99,7 @@ fn a_freed_block_is_reused_zeroed_when_asked_and_trim_gives_its_memory_back() {
 /// read as the zeroed block's. Runs on every target the tests run on.
 #[test]
 fn memory_trim_gave_back_reads_as_zero_in_the_next_zeroed_block() {
-    with_capture(Capture::All, || {
+    serially(|| {
         on_fresh_thread(|| {
             let len = 4 * FRAME_SIZE;
             in_scope(|| ());
