@@ -60,10 +60,17 @@ fn frame_tail(size: usize) -> usize {
     size.wrapping_neg() & (FRAME_SIZE - 1)
 }
 
-/// Frames a block of `size` bytes takes.
-fn frames_for(size: usize) -> u32 {
-    // Sizes are at most LARGE_MAX: no overflow, and the count fits a u32.
-    size.div_ceil(FRAME_SIZE) as u32
+/// Frames a block of `size` bytes takes (at least one), or `None` past
+/// [`LARGE_MAX`]: the check comes with the conversion, since a larger
+/// size's count may not fit a block's 32-bit field, and a wrapped count
+/// would make a huge block look like a small one (2^48 bytes are 2^32
+/// frames).
+fn frames_for(size: usize) -> Option<u32> {
+    if size > LARGE_MAX {
+        return None;
+    }
+    // At most LARGE_MAX / FRAME_SIZE: it fits.
+    Some((size.div_ceil(FRAME_SIZE) as u32).max(1))
 }
 
 /// Whether the frame metadata at `at` is a large block's: its slot size is
@@ -78,7 +85,7 @@ pub(crate) fn is_large(at: Located) -> bool {
 /// read as zero: fresh ones, and a free extent whose memory the OS said it
 /// took back (`pool.rs`).
 pub(crate) fn alloc(size: usize, zeroed: bool) -> Option<NonNull<u8>> {
-    let frames = frames_for(size);
+    let frames = frames_for(size)?;
     let (first, zero) = match pool::take_extent(frames) {
         Some(taken) => taken,
         // Past the high-water mark: committed memory no one has written.
@@ -130,14 +137,16 @@ pub(crate) unsafe fn free(at: Located) {
 /// The large block at `at` of `size` bytes, grown or shrunk to `new_size`
 /// in place if it can be: within its extent, over a free extent or the
 /// high-water mark just after it, or giving back the frames a smaller size
-/// no longer needs. `None` if it must move.
+/// no longer needs. `None` if it must move: always past [`LARGE_MAX`],
+/// where the block moves to the inner allocator (which refuses what no
+/// allocator could give, as `System` does 2^48 bytes).
 ///
 /// # Safety
 /// - As for [`free`], but the caller keeps the block.
 pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mut u8> {
+    let wanted = frames_for(new_size)?;
     let span = at.span();
     let frames = span.slot_size.load(Ordering::Relaxed) >> FRAME_SHIFT;
-    let wanted = frames_for(new_size).max(1);
     if wanted < frames {
         span.slot_size
             .store(wanted << FRAME_SHIFT, Ordering::Relaxed);
@@ -148,9 +157,6 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
     }
     if wanted == frames {
         return Some(at.ptr());
-    }
-    if new_size > LARGE_MAX {
-        return None;
     }
     // Frame indices and counts stay far below u32::MAX (the region has
     // fewer than 2^19 frames): no arithmetic here wraps.
