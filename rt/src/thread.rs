@@ -39,7 +39,7 @@ use crate::queues::{drain_mailbox, give_back_runs, release_empty_spans};
 use crate::record::claim_record;
 use crate::region;
 use crate::remote;
-use crate::sync::{window, Ordering, RunOnce};
+use crate::sync::{nothing_around_fork, window, Ordering, RunOnce};
 use crate::types::{ClassQueues, OwnedHeap, OwnerWord, Span, NO_HEAP, QUEUE_NONE};
 
 /// This thread's heap, made on first use. `None` once the thread is exiting
@@ -71,7 +71,11 @@ fn init_current() -> Option<OwnedHeap> {
     // (the C library had no memory) a child could wait for good on a
     // notification a vanished thread left half done: no heap is made.
     FORK_HOOKS.run(|| {
-        if os::at_fork(nothing_before_fork, nothing_after_fork, after_fork_in_child) {
+        if os::at_fork(
+            nothing_around_fork,
+            nothing_around_fork,
+            after_fork_in_child,
+        ) {
             FORK_HOOKS_REGISTERED.store(true, Ordering::Relaxed);
         }
     });
@@ -238,10 +242,6 @@ static FORK_HOOKS: RunOnce = RunOnce::new();
 /// by their child handler (a child forked between the registration and the
 /// run's store has the one but not the other).
 static FORK_HOOKS_REGISTERED: AtomicBool = AtomicBool::new(false);
-
-unsafe extern "C" fn nothing_before_fork() {}
-
-unsafe extern "C" fn nothing_after_fork() {}
 
 /// In the child: only the forking thread exists. A thread that was
 /// notifying an owner when the process forked is gone, and left NOTIFYING
