@@ -491,32 +491,34 @@ fn widen() {
 mod tests {
     use super::*;
     use core::sync::atomic::AtomicU32;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
+    use workloads::testing::{fork_and_wait, Forked};
 
     /// How long a forked child may take before it counts as hung.
     const CHILD_TIMEOUT: Duration = Duration::from_secs(10);
 
-    /// Waits for child `pid`, at most [`CHILD_TIMEOUT`], killing it then;
-    /// its exit status, or `None` if it had to be killed.
-    fn wait_or_kill(pid: libc::pid_t) -> Option<i32> {
-        let start = Instant::now();
-        let mut status = 0;
-        loop {
-            // SAFETY: `pid` is this process's child; `status` is writable.
-            let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-            if done == pid {
-                return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-            }
-            if start.elapsed() > CHILD_TIMEOUT {
-                // SAFETY: as above; not reaped yet, so `pid` is still it.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    libc::waitpid(pid, &mut status, 0);
+    /// A thread that runs `once`'s function, and stays inside it until
+    /// `release` is set; returned once it is inside.
+    fn hold_a_run(
+        once: &'static RunOnce,
+        runs: &'static AtomicU32,
+        release: &'static AtomicBool,
+    ) -> std::thread::JoinHandle<()> {
+        static INSIDE: AtomicBool = AtomicBool::new(false);
+        INSIDE.store(false, Ordering::Relaxed);
+        let runner = std::thread::spawn(move || {
+            once.run(|| {
+                runs.fetch_add(1, Ordering::Relaxed);
+                INSIDE.store(true, Ordering::Release);
+                while !release.load(Ordering::Acquire) {
+                    std::thread::yield_now();
                 }
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(1));
+            })
+        });
+        while !INSIDE.load(Ordering::Acquire) {
+            std::thread::yield_now();
         }
+        runner
     }
 
     /// A fork while another thread runs a `RunOnce`'s function leaves the
@@ -526,25 +528,11 @@ mod tests {
     fn a_forked_child_runs_what_a_thread_was_running_at_the_fork() {
         static ONCE: RunOnce = RunOnce::new();
         static RUNS: AtomicU32 = AtomicU32::new(0);
-        static INSIDE: AtomicBool = AtomicBool::new(false);
         static RELEASE: AtomicBool = AtomicBool::new(false);
-        let runner = std::thread::spawn(|| {
-            ONCE.run(|| {
-                RUNS.fetch_add(1, Ordering::Relaxed);
-                INSIDE.store(true, Ordering::Release);
-                while !RELEASE.load(Ordering::Acquire) {
-                    std::thread::yield_now();
-                }
-            })
-        });
-        while !INSIDE.load(Ordering::Acquire) {
-            std::thread::yield_now();
-        }
+        let runner = hold_a_run(&ONCE, &RUNS, &RELEASE);
         let parent_generation = fork_generation();
-        // SAFETY: the child touches only atomics and the RunOnce, then
-        // leaves with `_exit`.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
+        // The child touches only atomics and the RunOnce.
+        let child = fork_and_wait(CHILD_TIMEOUT, || {
             let next_generation = fork_generation() != parent_generation;
             ONCE.run(|| {
                 RUNS.fetch_add(1, Ordering::Relaxed);
@@ -556,22 +544,18 @@ mod tests {
                 RUNS.fetch_add(1, Ordering::Relaxed);
             });
             let once = RUNS.load(Ordering::Relaxed) == 2;
-            let passed = next_generation && ran_here && once;
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(if passed { 0 } else { 1 }) };
-        }
-        assert!(pid > 0, "fork failed");
-        let status = wait_or_kill(pid);
+            i32::from(!(next_generation && ran_here && once))
+        });
         RELEASE.store(true, Ordering::Release);
         runner.join().unwrap();
         ONCE.run(|| {
             RUNS.fetch_add(1, Ordering::Relaxed);
         });
         assert_eq!(
-            status,
-            Some(0),
-            "the child hung (None: killed after {CHILD_TIMEOUT:?}), kept its parent's generation \
-             or ran the function twice"
+            child,
+            Forked::Exited(0),
+            "the child hung (killed after {CHILD_TIMEOUT:?}), kept its parent's generation or \
+             ran the function twice"
         );
         assert_eq!(RUNS.load(Ordering::Relaxed), 1, "the parent ran it once");
     }
@@ -619,51 +603,27 @@ mod tests {
     /// did not, [`UNSHARE_REFUSED`] if the namespace could not be made.
     fn init_forks_into_a_new_namespace() -> i32 {
         static ONCE: RunOnce = RunOnce::new();
-        static INSIDE: AtomicBool = AtomicBool::new(false);
+        static RUNS: AtomicU32 = AtomicU32::new(0);
         static RELEASE: AtomicBool = AtomicBool::new(false);
         // SAFETY: no preconditions.
         assert_eq!(unsafe { libc::getpid() }, 1, "pid 1 under unshare");
-        let runner = std::thread::spawn(|| {
-            ONCE.run(|| {
-                INSIDE.store(true, Ordering::Release);
-                while !RELEASE.load(Ordering::Acquire) {
-                    std::thread::yield_now();
-                }
-            })
-        });
-        while !INSIDE.load(Ordering::Acquire) {
-            std::thread::yield_now();
-        }
+        let runner = hold_a_run(&ONCE, &RUNS, &RELEASE);
         // SAFETY: no preconditions; affects only the children forked next.
         if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
             return UNSHARE_REFUSED;
         }
-        // SAFETY: the child touches only the RunOnce and atomics, then
-        // leaves with `_exit`.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
+        let child = fork_and_wait(CHILD_TIMEOUT, || {
             // SAFETY: no preconditions.
             let pid_one = unsafe { libc::getpid() } == 1;
-            let ran = AtomicBool::new(false);
-            ONCE.run(|| ran.store(true, Ordering::Relaxed));
-            let code = if pid_one && ran.load(Ordering::Relaxed) {
-                0
-            } else {
-                2
-            };
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(code) };
-        }
-        assert!(pid > 0, "fork failed");
-        let status = wait_or_kill(pid);
+            ONCE.run(|| {
+                RUNS.fetch_add(1, Ordering::Relaxed);
+            });
+            let ran = RUNS.load(Ordering::Relaxed) == 2;
+            i32::from(!(pid_one && ran))
+        });
         RELEASE.store(true, Ordering::Release);
         runner.join().unwrap();
-        println!(
-            "the child in the new namespace: {status:?} (None: killed after {CHILD_TIMEOUT:?})"
-        );
-        match status {
-            Some(0) => 0,
-            _ => 1,
-        }
+        println!("the child, pid 1 in a new namespace: {child:?} (killed after {CHILD_TIMEOUT:?} if hung)");
+        i32::from(child != Forked::Exited(0))
     }
 }

@@ -53,7 +53,8 @@ use batch_alloc_rt::limits::REGION_BYTES;
 use batch_alloc_rt::{is_active, size_classes, stats, Batch, BatchAlloc, Stats};
 use workloads::in_child;
 use workloads::testing::{
-    assert_back_at, assert_live, overlap, seeded, Batches, Filled, Patterned, RngExt, SeededRng,
+    assert_back_at, assert_live, overlap, seeded, wait_or_kill, Batches, Filled, Forked, Patterned,
+    RngExt, SeededRng,
 };
 
 #[global_allocator]
@@ -285,43 +286,15 @@ fn errno() -> std::io::Error {
 /// Waits for child `pid` to exit with status 0, at most `CHILD_TIMEOUT`;
 /// kills it if it has not.
 fn wait(pid: libc::pid_t) -> Result<(), String> {
-    let start = Instant::now();
-    let mut nap = Duration::from_micros(20);
-    let mut status = 0;
-    loop {
-        // SAFETY: `pid` is this process's child; `status` is writable.
-        match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
-            0 => {}
-            done if done == pid => break,
-            _ if errno().kind() == std::io::ErrorKind::Interrupted => {}
-            _ => return Err(format!("waitpid failed: {}", errno())),
-        }
-        if start.elapsed() > CHILD_TIMEOUT {
-            // SAFETY: as above; the child has not been reaped, so `pid`
-            // is still it.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            return Err(format!(
-                "the child did not exit within {CHILD_TIMEOUT:?} (killed)"
-            ));
-        }
-        thread::sleep(nap);
-        nap = (nap * 2).min(Duration::from_millis(2));
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-        Ok(())
-    } else if libc::WIFSIGNALED(status) {
-        Err(format!(
-            "the child died of signal {}",
-            libc::WTERMSIG(status)
-        ))
-    } else {
-        let code = libc::WEXITSTATUS(status);
-        Err(format!(
+    match wait_or_kill(pid, CHILD_TIMEOUT) {
+        Forked::Exited(0) => Ok(()),
+        Forked::Exited(code) => Err(format!(
             "the child failed (exit status {code}; stderr has why)"
-        ))
+        )),
+        Forked::Signalled(signal) => Err(format!("the child died of signal {signal}")),
+        Forked::Hung => Err(format!(
+            "the child did not exit within {CHILD_TIMEOUT:?} (killed)"
+        )),
     }
 }
 
