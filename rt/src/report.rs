@@ -7,8 +7,11 @@
 //! `BATCH_ALLOC_REPORT=off`) or returned by [`report`] at any time. A site
 //! that opened a scope also counts every allocation the scope served while
 //! it was open (boxes, strings, vectors, library code), on the thread that
-//! opened it. Without the feature the sites are empty and the generated
-//! code is what it would be without them: nothing is counted or kept.
+//! opened it. A forked child counts from zero: its table, at exit or from
+//! [`report`], holds what ran in it, and a child in which nothing ran
+//! prints nothing. Without the feature the sites are empty and the
+//! generated code is what it would be without them: nothing is counted or
+//! kept.
 //!
 //! ```text
 //! batch-alloc report: 3 sites ran
@@ -109,13 +112,13 @@ mod off {
 mod on {
     use core::cell::UnsafeCell;
     use std::fmt::Write;
-    use std::io::Write as _;
     use std::panic::Location;
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
     use super::{Outcome, SiteKind};
     use crate::locks::{self, REPORT};
     use crate::scope::outside_scope;
+    use crate::sync::{fork_generation, nothing_around_fork};
 
     const OUTCOMES: usize = 5;
 
@@ -180,14 +183,51 @@ mod on {
             // another thread registered waiting for good at its first site.
             static AT_EXIT: AtomicBool = AtomicBool::new(false);
             if !AT_EXIT.swap(true, Relaxed) {
-                // False if the C library refused: then `report()` still gives
-                // the table, and only the print at exit is lost.
-                let _registered = crate::os::at_exit(print_at_exit);
+                register_at_exit();
             }
             // The list's growth is the report's own allocation, not the
             // scope's.
             with_lists(|lists| lists.counted.push(self));
         }
+    }
+
+    /// The fork generation whose process prints the report at exit (see
+    /// `sync::fork_generation`): the one that registered the print, or a
+    /// child whose handler started its counts from zero.
+    static PRINTS_IN: AtomicU32 = AtomicU32::new(0);
+
+    /// Registers the print at exit, and the child handler that starts a
+    /// forked child's counts from zero. After the runtime's own fork
+    /// handlers, which release the report's lock in a child before this
+    /// one's handler takes it (a child's handlers run in the order they
+    /// were registered), and after the handler that counts generations.
+    /// Should the C library refuse the child handler, a child prints
+    /// nothing at exit (its generation is not the one that prints); should
+    /// it refuse the print, `report()` still gives the table.
+    fn register_at_exit() {
+        let _ = locks::register_fork_handlers();
+        PRINTS_IN.store(fork_generation(), Relaxed);
+        let _ = crate::os::at_fork(nothing_around_fork, nothing_around_fork, count_from_zero);
+        let _ = crate::os::at_exit(print_at_exit);
+    }
+
+    /// In a child just forked (by the forking thread, the only one): the
+    /// sites' counts so far are the parent's, so each starts from zero
+    /// here, and this process prints at exit what ran in it.
+    unsafe extern "C" fn count_from_zero() {
+        REPORT.lock();
+        // SAFETY: the lock is held (the runtime's child handler released it
+        // first), so no other reference to the lists is live; the walk
+        // allocates nothing.
+        let lists = unsafe { &*LISTS.0.get() };
+        for site in &lists.counted {
+            for count in &site.counts {
+                count.store(0, Relaxed);
+            }
+            site.served.store(0, Relaxed);
+        }
+        REPORT.unlock();
+        PRINTS_IN.store(fork_generation(), Relaxed);
     }
 
     /// The report's lists: every site that has counted something, and the
@@ -275,18 +315,40 @@ mod on {
         crate::stats::scoped_allocations_on_this_thread()
     }
 
+    /// Prints the table at exit, in the process that registered the print
+    /// or a child that counted from zero, if a site ran there. With
+    /// `write(2)`, not through std's stderr, whose lock a child forked
+    /// while another thread held it (any `eprintln!`, any logger) would
+    /// wait on for good; and not with `eprint!`, which panics when stderr
+    /// fails (a closed pipe), where a panic out of this `extern "C"`
+    /// handler would abort the exit: a report that cannot be written is
+    /// dropped.
     extern "C" fn print_at_exit() {
-        if crate::settings::settings().report_at_exit {
-            // Not `eprint!`, which panics when stderr fails (a closed pipe),
-            // and a panic out of this `extern "C"` handler would abort the
-            // exit: a report that cannot be written is dropped.
-            let _ = std::io::stderr().write_all(table().as_bytes());
+        if PRINTS_IN.load(Relaxed) != fork_generation()
+            || !crate::settings::settings().report_at_exit
+        {
+            return;
+        }
+        let sites = sites_that_ran();
+        if !sites.is_empty() {
+            crate::os::write_stderr(table_of(sites).as_bytes());
         }
     }
 
-    pub(super) fn table() -> String {
+    /// The sites that ran in this process, by file and line (a site listed
+    /// in a process this one was forked from may not have).
+    fn sites_that_ran() -> Vec<&'static Site> {
         let mut sites: Vec<&Site> = with_lists(|lists| lists.counted.clone());
+        sites.retain(|site| site.counts.iter().any(|count| count.load(Relaxed) != 0));
         sites.sort_by_key(|site| (site.file, site.line, site.column));
+        sites
+    }
+
+    pub(super) fn table() -> String {
+        table_of(sites_that_ran())
+    }
+
+    fn table_of(sites: Vec<&'static Site>) -> String {
         let mut out = format!(
             "batch-alloc report: {} sites ran\n{:<48} {:<9} {:>12}  what happened\n",
             sites.len(),
