@@ -113,7 +113,8 @@ mod on {
     use core::cell::UnsafeCell;
     use std::fmt::Write;
     use std::panic::Location;
-    use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64};
 
     use super::{Outcome, SiteKind};
     use crate::locks::{self, REPORT};
@@ -269,25 +270,77 @@ mod on {
         })
     }
 
+    /// The sites of `scope()` calls by place, for [`site_at`] to find
+    /// without a lock: an open-addressed table, written only under the
+    /// report's lock (one entry at a time, null to a site, for good) and
+    /// read by any thread. A site the table has no room for is found on
+    /// the list, under the lock.
+    static SCOPE_SITES: [AtomicPtr<Site>; SCOPE_SITE_ENTRIES] =
+        [const { AtomicPtr::new(core::ptr::null_mut()) }; SCOPE_SITE_ENTRIES];
+    const SCOPE_SITE_ENTRIES: usize = 256;
+
+    /// The table's entries for the place `key`, in probing order.
+    fn entries_for(key: (&str, u32, u32)) -> impl Iterator<Item = &'static AtomicPtr<Site>> {
+        let (file, line, column) = key;
+        let hash = (line as usize)
+            .wrapping_mul(0x9E37_79B9)
+            .wrapping_add(column as usize)
+            .wrapping_add(file.len());
+        (0..SCOPE_SITE_ENTRIES)
+            .map(move |i| &SCOPE_SITES[hash.wrapping_add(i) % SCOPE_SITE_ENTRIES])
+    }
+
+    fn is_at(site: &Site, key: (&str, u32, u32)) -> bool {
+        let (file, line, column) = key;
+        // The same call site's file name is usually the same string.
+        site.line == line
+            && site.column == column
+            && (core::ptr::eq(site.file, file) || site.file == file)
+    }
+
     /// The site of the `scope()` call at `location`, made at its first call
-    /// (a leaked `Site`; few places call `scope()`, so the search is a
-    /// walk).
+    /// (a leaked `Site`). Every call of `scope()`, joins included, comes
+    /// here: found in the table without a lock once it is made.
     pub(crate) fn site_at(location: &'static Location<'static>) -> &'static Site {
-        static UNCOUNTED: Site = Site::new(SiteKind::Scope, "", "", 0, 0);
         let key = (location.file(), location.line(), location.column());
+        for entry in entries_for(key) {
+            // Acquire: pairs with the release that published the site.
+            let site = entry.load(Acquire);
+            if site.is_null() {
+                break;
+            }
+            // SAFETY: the table holds only leaked sites, never freed.
+            let site: &'static Site = unsafe { &*site };
+            if is_at(site, key) {
+                return site;
+            }
+        }
+        make_site_at(key)
+    }
+
+    /// [`site_at`] for a place not in the table: made, listed and put in
+    /// the table if it has room, under the lock.
+    #[cold]
+    #[inline(never)]
+    fn make_site_at(key: (&'static str, u32, u32)) -> &'static Site {
+        static UNCOUNTED: Site = Site::new(SiteKind::Scope, "", "", 0, 0);
         let found = with_lists(|lists| {
-            let at = |site: &&'static Site| (site.file, site.line, site.column) == key;
-            if let Some(site) = lists.scope_calls.iter().copied().find(at) {
+            if let Some(site) = lists
+                .scope_calls
+                .iter()
+                .copied()
+                .find(|site| is_at(site, key))
+            {
                 return Some(site);
             }
-            let site: &'static Site = Box::leak(Box::new(Site::new(
-                SiteKind::Scope,
-                "",
-                key.0,
-                key.1,
-                key.2,
-            )));
+            let (file, line, column) = key;
+            let site: &'static Site =
+                Box::leak(Box::new(Site::new(SiteKind::Scope, "", file, line, column)));
             lists.scope_calls.push(site);
+            if let Some(free) = entries_for(key).find(|e| e.load(Relaxed).is_null()) {
+                // Release: the site's fields before its address.
+                free.store((site as *const Site).cast_mut(), Release);
+            }
             Some(site)
         });
         found.unwrap_or(&UNCOUNTED)
