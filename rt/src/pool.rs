@@ -20,6 +20,12 @@
 //! called `mlockall`); a frame or extent it refused stays resident, counted
 //! in `cached_bytes`, keeps its bytes, and is tried again after another
 //! [`DECAY_MILLIS`] or at the next `trim`.
+//!
+//! Across a fork: a walk over frames taken off the stacks holds the decay's
+//! lock, which the fork handlers take, so a fork lands between walks; and
+//! a forked child counts the stacks again ([`recount_after_fork`]), since
+//! a thread of the parent's may have counted a frame it had not pushed or
+//! popped yet.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
@@ -154,21 +160,28 @@ fn pop_empty_frame() -> Option<Frame> {
 
 /// Gives the memory of frames that waited [`DECAY_MILLIS`] unused back to
 /// the OS, as many as the program left unneeded through the last window
-/// (all of them with `everything`). One thread looks at a time, at most
-/// twice per delay unless `everything`; the others carry on (and may find
-/// fewer frames to reuse meanwhile). False if another thread was looking.
+/// (all of them with `everything`). One thread looks at a time, under
+/// [`locks::DECAY`] (a fork waits until the frames it took off the stack
+/// are back), at most twice per delay unless `everything`; the others
+/// carry on (and may find fewer frames to reuse meanwhile).
 #[cold]
-fn decay(now: u32, everything: bool) -> bool {
+fn decay(now: u32, everything: bool) {
     let last = LAST_DECAY.load(Ordering::Relaxed);
     if !everything && now.wrapping_sub(last) < DECAY_MILLIS / 2 {
-        return true;
+        return;
     }
-    if LAST_DECAY
-        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-        .is_err()
-    {
-        return false;
+    match everything {
+        true => locks::DECAY.lock(),
+        false if !locks::DECAY.try_lock() => return,
+        false => {}
     }
+    decay_walk(now, everything);
+    locks::DECAY.unlock();
+}
+
+/// [`decay`]'s walk, under its lock.
+fn decay_walk(now: u32, everything: bool) {
+    LAST_DECAY.store(now, Ordering::Relaxed);
     if now.wrapping_sub(WINDOW_STARTED.load(Ordering::Relaxed)) >= DECAY_WINDOW_MILLIS {
         WINDOW_STARTED.store(now, Ordering::Relaxed);
         let waiting = DECAYING_LEN.load(Ordering::Relaxed);
@@ -182,7 +195,7 @@ fn decay(now: u32, everything: bool) -> bool {
             .min(UNNEEDED_BEFORE.load(Ordering::Relaxed)),
     };
     if unneeded == 0 {
-        return true;
+        return;
     }
     // Taking the whole stack makes this thread its only holder: nobody
     // else reads or writes the links relinked and walked below. Reversed,
@@ -221,7 +234,28 @@ fn decay(now: u32, everything: bool) -> bool {
     // `less` always returns `Some`, so neither can fail.
     let _ = UNNEEDED_NOW.fetch_update(Ordering::Relaxed, Ordering::Relaxed, less);
     let _ = UNNEEDED_BEFORE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, less);
-    true
+}
+
+/// In a child just forked (from `thread.rs`'s fork handler): sets the
+/// stacks' counts to what they hold. A thread of the parent's that was
+/// between counting a frame and pushing or popping it does not exist here,
+/// and the frame it held is lost to this process (64 KiB at most per such
+/// thread); the counts must not say otherwise. No walk is under way: the
+/// decay's lock, which the fork handlers held, keeps walks and forks apart.
+pub(crate) fn recount_after_fork() {
+    let count = |stack: &IndexStack| {
+        let mut frames = 0usize;
+        let mut next = stack.peek();
+        while let Some(frame) = Frame::from_link(next) {
+            frames = frames.wrapping_add(1);
+            next = span(frame).pool_next.load(Ordering::Relaxed);
+        }
+        frames
+    };
+    if region::is_ready() {
+        POOL_LEN.store(count(&POOL), Ordering::Relaxed);
+        DECAYING_LEN.store(count(&DECAYING), Ordering::Relaxed);
+    }
 }
 
 /// Gives the memory of every empty frame back to the OS now, the resident
@@ -230,6 +264,7 @@ pub(crate) fn decommit_cached() {
     if !region::is_ready() {
         return;
     }
+    locks::DECAY.lock();
     // Taking the whole stack makes this thread its only holder, so that a
     // frame the OS refused can go back on it without being met again here.
     let mut next = POOL.take_all();
@@ -245,11 +280,9 @@ pub(crate) fn decommit_cached() {
             POOL.push(frame, link);
         }
     }
-    let mut spins = 0;
-    while !decay(os::now_millis(), true) {
-        crate::sync::backoff(&mut spins);
-    }
     let now = os::now_millis();
+    decay_walk(now, true);
+    locks::DECAY.unlock();
     with_extents(|table| {
         for entry in table.iter_mut().filter(|e| e.frames != 0 && !e.decommitted) {
             decommit_extent(entry, now);

@@ -57,7 +57,7 @@ pub(crate) struct SpinLock {
 
 impl SpinLock {
     /// A lock of rank `rank`, below 32 (the debug check keeps one bit per
-    /// rank in a `u32`; `locks.rs` uses 0 to 4).
+    /// rank in a `u32`; `locks.rs` uses 0 to 5).
     pub(crate) const fn new(rank: u8) -> SpinLock {
         SpinLock {
             locked: AtomicBool::new(false),
@@ -76,6 +76,21 @@ impl SpinLock {
         {
             backoff(&mut spins);
         }
+    }
+
+    /// Takes the lock if it is free; false, at once, if another thread
+    /// holds it.
+    pub(crate) fn try_lock(&self) -> bool {
+        lock_order::taking(self.rank);
+        // Acquire: as in `lock`.
+        let taken = self
+            .locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+        if !taken {
+            lock_order::released(self.rank);
+        }
+        taken
     }
 
     pub(crate) fn unlock(&self) {
@@ -409,6 +424,13 @@ impl<W: SharedWord> IndexStack<W> {
                 Err(seen) => top = seen,
             }
         }
+    }
+
+    /// The link to the top frame ([`Frame::link`], 0 for none), the rest
+    /// following its links: for a walk where nothing else touches the
+    /// stack (a forked child's fork handler).
+    pub(crate) fn peek(&self) -> u32 {
+        self.top.load(Ordering::Acquire) as u32
     }
 
     /// Whether anything is on the stack: a plain load, for a fast check.

@@ -247,13 +247,15 @@ static FORK_HOOKS_REGISTERED: AtomicBool = AtomicBool::new(false);
 /// notifying an owner when the process forked is gone, and left NOTIFYING
 /// set, which an owner would wait on forever; and its mailbox push may or
 /// may not have happened. Clear every such bit, and rebuild this thread's
-/// mailbox from the spans that belong in it. (Spans of the other threads'
+/// mailbox from the spans that belong in it. A thread that was pooling or
+/// taking an empty frame is gone too: count the pool's stacks again. (Spans of the other threads'
 /// heaps stay theirs: their boxes can still be freed, remotely, and the
 /// spans are not reused in the child.)
 unsafe extern "C" fn after_fork_in_child() {
     // Before the run is done, whose release publishes it.
     FORK_HOOKS_REGISTERED.store(true, Ordering::Relaxed);
     FORK_HOOKS.done_after_fork();
+    pool::recount_after_fork();
     let heap = current();
     let rebuild = heap != NO_HEAP;
     if rebuild {

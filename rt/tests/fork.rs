@@ -485,6 +485,85 @@ fn fork_during_first_init() -> Result<(), String> {
     wait(pid)
 }
 
+/// Forks while another thread gives frames back: it builds and drops more
+/// boxes than the resident pool holds, so that frames wait on the pool's
+/// stacks, then calls `trim()`, which walks those stacks; the decay walks
+/// them too. A fork that lands inside a walk must not lose the frames the
+/// walk holds, nor leave the pool's counts off: each child calls `trim()`
+/// and must then find nothing cached. In a fresh process (the test binary
+/// run again), so that no other test's thread gives frames back at the
+/// fork; forks: `WALK_FORKS` (60 by default).
+#[test]
+#[cfg_attr(miri, ignore = "Miri cannot fork")]
+fn forks_while_another_thread_gives_frames_back() {
+    let child = in_child!(forks_while_another_thread_gives_frames_back, |_| {}, || {
+        let forks = std::env::var("WALK_FORKS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(60);
+        let outcomes = fork_while_frames_go_back(forks);
+        let left: Vec<_> = outcomes.iter().filter(|&&(_, c)| c != Some(0)).collect();
+        println!(
+            "fork during the pool's walks: {forks} forks, {} children with frames cached after trim",
+            left.len()
+        );
+        assert!(
+            left.is_empty(),
+            "children left with frames cached after trim (round, frames up to 100): {left:?}"
+        );
+    });
+    assert!(child.status.success(), "{child}");
+    println!(
+        "{}",
+        child
+            .output
+            .lines()
+            .find(|l| l.starts_with("fork during"))
+            .unwrap_or("")
+    );
+}
+
+/// Forks `forks` times while a walker thread builds and drops 96 MiB of
+/// boxes and trims, in a loop; each child trims and reports what stays
+/// cached. Returns each round and the frames the child found cached after
+/// its trim (in its exit status, up to 100), or `None` if it failed.
+fn fork_while_frames_go_back(forks: usize) -> Vec<(usize, Option<u64>)> {
+    const BOXES: usize = 96 << 20 >> 12;
+    let stop = Arc::new(AtomicBool::new(false));
+    let walker = {
+        let stop = stop.clone();
+        thread::spawn(move || {
+            let mut boxes = Vec::with_capacity(BOXES);
+            while !stop.load(Ordering::Relaxed) {
+                let mut batch = Batch::with_capacity(BOXES);
+                boxes.extend((0..BOXES).map(|i| batch.alloc([i as u8; 4096])));
+                drop(batch);
+                boxes.clear();
+                batch_alloc_rt::trim();
+            }
+        })
+    };
+    let mut rng = seeded(0x7A1C);
+    let outcomes = (0..forks)
+        .map(|round| {
+            thread::sleep(Duration::from_micros(rng.random_range(0..20_000)));
+            let ended = workloads::testing::fork_and_wait(CHILD_TIMEOUT, || {
+                batch_alloc_rt::trim();
+                let frames = stats().cached_bytes / batch_alloc_rt::limits::FRAME_SIZE as u64;
+                frames.min(100) as i32
+            });
+            let cached = match ended {
+                Forked::Exited(frames) => Some(frames as u64),
+                _ => None,
+            };
+            (round, cached)
+        })
+        .collect();
+    stop.store(true, Ordering::Relaxed);
+    walker.join().unwrap();
+    outcomes
+}
+
 /// Environment variables a settings child gets beside its own, so that the
 /// settings' first read, which looks at every variable, takes a while.
 const FILLER_VARS: usize = 4_000;
