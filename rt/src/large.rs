@@ -86,16 +86,14 @@ pub(crate) fn is_large(at: Located) -> bool {
 /// took back (`pool.rs`).
 pub(crate) fn alloc(size: usize, zeroed: bool) -> Option<NonNull<u8>> {
     let frames = frames_for(size)?;
+    // A large block is one of the events the decay of empty memory waits
+    // for (`pool.rs`): a program that dropped a structure of small objects
+    // and now makes only large blocks gives no frame back to run it.
+    pool::decay_if_due();
     let (first, zero) = match pool::take_extent(frames) {
         Some(taken) => taken,
         // Past the high-water mark: committed memory no one has written.
-        // The single frames waiting cannot serve a block, so the decay may
-        // run first: a program that dropped a structure of small objects and
-        // now makes only large blocks gives no frame back to run it.
-        None => {
-            pool::decay_if_due();
-            (region::fresh_frames(frames)?, true)
-        }
+        None => (region::fresh_frames(frames)?, true),
     };
     let block = frame_base(first);
     if zeroed && !zero {
@@ -177,22 +175,21 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{DECAY_MILLIS, FRAME_SIZE};
+    use crate::config::{EXTENT_DECAY_MILLIS, FRAME_SIZE};
     use crate::os::refusals::refuse_decommit_on_this_thread;
+    use crate::pool::test_clock;
     use crate::{scope, set_capture, trim, Capture};
 
     /// Two frames: 128 KiB, the size of issue 30's reproducer.
     const LEN: usize = 2 * FRAME_SIZE;
 
-    /// Lets the free extent of a block just freed decay: waits out the
-    /// delay, then frees `trigger`, another large block, whose give-back
-    /// runs the decay. (`spacer`, between them, keeps the two extents
-    /// apart until the caller is done: merged, they would make one extent
-    /// that was not given back.)
+    /// Lets the free extent of a block just freed decay: moves the decay's
+    /// clock past the delay, then frees `trigger`, another large block,
+    /// whose give-back runs the decay. (`spacer`, between them, keeps the
+    /// two extents apart until the caller is done: merged, they would make
+    /// one extent that was not given back.)
     fn decay(trigger: Vec<u8>) {
-        std::thread::sleep(std::time::Duration::from_millis(
-            DECAY_MILLIS as u64 * 3 / 2,
-        ));
+        test_clock::advance(EXTENT_DECAY_MILLIS * 3 / 2);
         drop(trigger);
     }
 
@@ -208,8 +205,7 @@ mod tests {
             refuse_decommit_on_this_thread(true);
             scope(|| ());
             let mut stale = Vec::new();
-            // Miri's clock stands still: nothing decays there.
-            for by_decay in [false, true].into_iter().filter(|d| !d || !cfg!(miri)) {
+            for by_decay in [false, true] {
                 for options in [false, true] {
                     let block = scope(|| vec![0xAAu8; LEN]);
                     let (spacer, trigger) =

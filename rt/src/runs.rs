@@ -19,6 +19,7 @@ use crate::class::{self, class_for};
 use crate::config::{FIRST_REFILL, MAX_SMALL_SIZE};
 use crate::heap::ScopeState;
 use crate::link::{self, read_link};
+use crate::pool;
 use crate::region::{self, frame_base};
 use crate::reserve::reserve;
 use crate::sync::Ordering;
@@ -139,6 +140,10 @@ pub(crate) unsafe fn next_slot(
 /// refills and, warm, 4.5 times the page faults (docs/policy.md). False
 /// when the runtime has none to give (no region, no memory).
 fn refill(heap: OwnedHeap, run: &Run, class: u8, tally: Tally) -> bool {
+    // A refill is one of the events the decay of empty memory waits for
+    // (`pool.rs`): a program that allocates only from its runs after a
+    // burst gets the burst's memory back.
+    pool::decay_if_due();
     let span_slots = class::shape(class).slots;
     let want = match run.want.load(Ordering::Relaxed) {
         0 => FIRST_REFILL as u32,

@@ -108,11 +108,17 @@ fn init_current() -> Option<OwnedHeap> {
 /// into them), then the memory of every empty frame, the resident pool's
 /// included. Frees nothing that is in use.
 ///
-/// Memory goes back on its own anyway (empty frames past a resident pool of
-/// 32 MiB after 100 ms unused, a thread's runs and spans when it exits);
-/// `trim` is for a long-lived thread about to go idle after a burst. Other
-/// threads' runs and spans stay theirs. Inside a batch scope it leaves the
-/// thread's runs alone, and gives back the rest.
+/// Memory goes back on its own anyway, with the program's events: an
+/// empty frame past a resident pool of 32 MiB once it has waited a second
+/// unused, a freed large block's frames once they have waited 100 ms,
+/// each at the runtime's next refill (of a scope's run or a [`Batch`]),
+/// large block made or freed, or frame given back; a thread's runs and
+/// spans when it exits. A program that goes idle makes none of these
+/// events: `trim` is for a long-lived thread about to go idle after a
+/// burst. Other threads' runs and spans stay theirs. Inside a batch scope
+/// it leaves the thread's runs alone, and gives back the rest.
+///
+/// [`Batch`]: crate::Batch
 pub fn trim() {
     trim_current();
     pool::decommit_cached();
