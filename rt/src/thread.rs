@@ -135,16 +135,22 @@ pub(crate) fn trim_current() {
     };
     outbox::send_all(record);
     if !scope_state().is_open() {
-        give_back_runs(record);
-        for run in &record.runs {
-            run.want.store(0, Ordering::Relaxed);
-        }
+        give_back_runs_and_start_small(record);
     }
     // SAFETY: this thread owns the record; no other reference to its state
     // is live.
     let local = unsafe { record.local() };
     drain_mailbox(record, local);
     release_empty_spans(local);
+}
+
+/// Gives back the unused slots of the heap's runs, and makes each run's
+/// next refill ask for a few slots again.
+fn give_back_runs_and_start_small(record: OwnedHeap) {
+    give_back_runs(record);
+    for run in &record.runs {
+        run.want.store(0, Ordering::Relaxed);
+    }
 }
 
 // ---- thread exit ----
@@ -189,7 +195,8 @@ fn retire_current() {
         return;
     };
     outbox::send_all(record);
-    give_back_runs(record);
+    // The record's next thread starts its runs small, as a new heap's.
+    give_back_runs_and_start_small(record);
     // SAFETY: as above.
     let local = unsafe { record.local() };
     drain_mailbox(record, local);
