@@ -201,7 +201,7 @@ mod tests {
     #[test]
     fn zeroed_blocks_are_zero_when_the_os_refuses_to_take_memory_back() {
         set_capture(Capture::All);
-        let stale = std::thread::spawn(|| {
+        let stale = workloads::testing::serially(|| {
             refuse_decommit_on_this_thread(true);
             scope(|| ());
             let mut stale = Vec::new();
@@ -234,9 +234,7 @@ mod tests {
                 }
             }
             stale
-        })
-        .join()
-        .unwrap();
+        });
         assert!(
             stale.iter().all(|&n| n == 0),
             "stale bytes, stale Somes after trim, then after the decay: {stale:?}"
