@@ -173,7 +173,8 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
     Some(at.ptr())
 }
 
-#[cfg(test)]
+// Not under loom, whose builds lack the tests' helpers (`workloads`).
+#[cfg(all(test, not(loom)))]
 mod tests {
     use crate::config::{EXTENT_DECAY_MILLIS, FRAME_SIZE};
     use crate::os::refusals::refuse_decommit_on_this_thread;

@@ -262,7 +262,8 @@ fn publish(heap: OwnedHeap, delta: u32) {
     );
 }
 
-#[cfg(test)]
+// Not under loom, whose builds lack the tests' helpers (`workloads`).
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::class::class_of;

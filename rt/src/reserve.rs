@@ -251,7 +251,8 @@ fn new_span(heap: OwnedHeap, local: &mut HeapLocal, class: u8) -> Option<Frame> 
     Some(frame)
 }
 
-#[cfg(test)]
+// Not under loom, whose builds lack the tests' helpers (`workloads`).
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::class::{class_of, CLASSES, NUM_CLASSES};
