@@ -140,10 +140,6 @@ pub(crate) unsafe fn next_slot(
 /// refills and, warm, 4.5 times the page faults (docs/policy.md). False
 /// when the runtime has none to give (no region, no memory).
 fn refill(heap: OwnedHeap, run: &Run, class: u8, tally: Tally) -> bool {
-    // A refill is one of the events the decay of empty memory waits for
-    // (`pool.rs`): a program that allocates only from its runs after a
-    // burst gets the burst's memory back.
-    pool::decay_if_due();
     let span_slots = class::shape(class).slots;
     let want = match run.want.load(Ordering::Relaxed) {
         0 => FIRST_REFILL as u32,
@@ -157,6 +153,11 @@ fn refill(heap: OwnedHeap, run: &Run, class: u8, tally: Tally) -> bool {
         .store(want.saturating_mul(2).min(span_slots), Ordering::Relaxed);
     run.cursor
         .install(frame_base(reservation.frame), &reservation);
+    // A refill is one of the events the decay of empty memory waits for
+    // (`pool.rs`): a program that allocates only from its runs after a
+    // burst gets the burst's memory back. Last, where it keeps no register
+    // busy.
+    pool::decay_if_due();
     true
 }
 
