@@ -381,6 +381,9 @@ fn with_extents<R>(f: impl FnOnce(&mut [FreeExtent; FREE_EXTENTS]) -> R) -> R {
 pub(crate) fn give_extent(first: Frame, frames: u32) {
     let now = now();
     let evicted = with_extents(|table| {
+        // Those due go back before the new one merges with them, which
+        // would start their wait again.
+        decay_extents(table, now, false);
         let mut extent = FreeExtent {
             first,
             frames,
