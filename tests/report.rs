@@ -145,7 +145,7 @@ fn a_method_counts_each_call_once() {
 }
 
 /// The sites the fork test runs, apart from the other tests' (which count
-/// theirs exactly, at the same time). `boxes_line` is the line of
+/// theirs exactly, at the same time). `FORKED_BOXES_LINE` is the line of
 /// `forked_boxes`'s name.
 #[cfg(all(feature = "report", unix))]
 const FORKED_BOXES_LINE: u32 = line!() + 3;
