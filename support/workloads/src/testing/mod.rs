@@ -1,19 +1,24 @@
 //! What the tests share: a test binary's one serial lock ([`serially`]),
 //! checks on live objects and on the statistics, objects that carry a fill
 //! pattern ([`Filled`], and [`Captured`] for the capture tests), part of a
-//! test run in a child process ([`in_child!`](crate::in_child)), and a
-//! seeded generator ([`seeded`]).
+//! test run in a child process ([`in_child!`](crate::in_child)), a child
+//! made by `fork()` ([`fork_and_wait`]), and a seeded generator
+//! ([`seeded`]).
 
 mod captured;
 mod check;
 mod child;
 mod filled;
+#[cfg(unix)]
+mod forked;
 mod serial;
 
 pub use captured::*;
 pub use check::*;
 pub use child::*;
 pub use filled::*;
+#[cfg(unix)]
+pub use forked::*;
 pub use serial::*;
 
 /// The generator's traits: `next_u64`, `random_range`, `random_ratio`.
