@@ -125,3 +125,111 @@ fn a_method_counts_each_call_once() {
         "{table}"
     );
 }
+
+/// The sites the fork test runs, apart from the other tests' (which count
+/// theirs exactly, at the same time). `FORKED_BOXES_LINE` is the line of
+/// `forked_boxes`'s name.
+#[cfg(all(feature = "report", unix))]
+const FORKED_BOXES_LINE: u32 = line!() + 3;
+#[cfg(all(feature = "report", unix))]
+#[batch_alloc]
+fn forked_boxes(n: u64) -> Vec<Box<u64>> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        out.push(Box::new(i));
+    }
+    out
+}
+
+/// Runs `child` in a forked child whose stderr is a file, then ends it
+/// with `exit(0)` (the exit handlers run, the report's print among them),
+/// while another thread holds std's stderr lock if `stderr_held`: how the
+/// child ended, and what it wrote to stderr.
+#[cfg(all(feature = "report", unix))]
+fn forked_exit(stderr_held: bool, child: impl FnOnce()) -> (workloads::testing::Forked, String) {
+    use std::io::{Read, Seek};
+    use std::os::fd::AsRawFd;
+    use std::sync::{mpsc, Barrier};
+    let mut file = tempfile();
+    let fd = file.as_raw_fd();
+    let (release, released) = mpsc::channel::<()>();
+    let holding = std::sync::Arc::new(Barrier::new(2));
+    let holder = stderr_held.then(|| {
+        let holding = holding.clone();
+        std::thread::spawn(move || {
+            let _lock = std::io::stderr().lock();
+            holding.wait();
+            let _ = released.recv();
+        })
+    });
+    if stderr_held {
+        holding.wait();
+    }
+    let ended = workloads::testing::fork_and_wait(std::time::Duration::from_secs(10), || {
+        child();
+        // SAFETY: `fd` is the file's, open in this process; then a normal
+        // exit, whose handlers run.
+        unsafe {
+            libc::dup2(fd, 2);
+            libc::exit(0)
+        }
+    });
+    drop(release);
+    if let Some(holder) = holder {
+        holder.join().unwrap();
+    }
+    let mut written = String::new();
+    file.rewind().unwrap();
+    file.read_to_string(&mut written).unwrap();
+    (ended, written)
+}
+
+/// A file in the temporary directory, removed at once (open, it stays).
+#[cfg(all(feature = "report", unix))]
+fn tempfile() -> std::fs::File {
+    let path = std::env::temp_dir().join(format!("batch-alloc-report-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    file
+}
+
+/// A forked child that exits normally prints only what ran in it: nothing
+/// when nothing did (not its parent's report again), its own sites' counts
+/// when some ran; and it exits although another thread of its parent held
+/// std's stderr lock at the fork (the report is written without it).
+#[cfg(all(feature = "report", unix))]
+#[test]
+fn a_forked_child_reports_only_what_ran_in_it_and_exits() {
+    use workloads::testing::Forked;
+    // The parent's report has sites, and its print at exit is registered.
+    drop(forked_boxes(10));
+    let (ended, written) = forked_exit(false, || {});
+    assert_eq!(
+        (ended, written.as_str()),
+        (Forked::Exited(0), ""),
+        "a child in which nothing ran"
+    );
+    let (ended, written) = forked_exit(false, || drop(forked_boxes(5)));
+    assert_eq!(ended, Forked::Exited(0), "{written}");
+    assert!(written.contains("2 sites ran"), "{written}");
+    assert!(
+        line_for(&written, FORKED_BOXES_LINE).contains(" 1  1 opened a scope"),
+        "{written}"
+    );
+    assert!(
+        line_for(&written, FORKED_BOXES_LINE + 3).contains(" 5  5 from a scope"),
+        "{written}"
+    );
+    let (ended, written) = forked_exit(true, || {});
+    assert_eq!(
+        (ended, written.as_str()),
+        (Forked::Exited(0), ""),
+        "a child forked while another thread held std's stderr lock"
+    );
+}

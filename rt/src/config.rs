@@ -64,31 +64,31 @@ pub const REGION_BYTES: usize = 1 << 20;
 pub const COMMIT_FRAMES: usize = 64;
 
 /// Empty frames the shared pool keeps resident for good (32 MiB). Frames
-/// released past this stay resident for [`DECAY_MILLIS`] more, in case the
-/// program reuses them (a loop that builds and drops a structure of any size
-/// should not fault its pages in again every time), then go back to the OS.
+/// released past this stay resident for [`FRAME_DECAY_MILLIS`] more, in
+/// case the program reuses them (a loop that builds and drops a structure
+/// of any size should not fault its pages in again every time), then go
+/// back to the OS. The runtime's unit tests keep 8 (512 KiB; 32 KiB under
+/// Miri), so that the model's programs reach the decay.
+#[cfg(not(test))]
 pub const POOL_RESIDENT_FRAMES: usize = 512;
+#[cfg(test)]
+pub const POOL_RESIDENT_FRAMES: usize = 8;
 
-/// How long an empty frame past [`POOL_RESIDENT_FRAMES`] stays resident
-/// without being reused before its memory goes back to the OS. The check
-/// runs when a frame is given back, or when a large block grows the region
-/// (no thread of its own; never when a span takes a frame, since the frames
-/// waiting are about to be reused), so an idle program keeps what it had
-/// until it next does either, or until `trim` is called. mimalloc's purge delay is 10 ms, jemalloc's dirty-page
-/// decay 10 s; a tenth of a second hands back a burst's memory soon after.
-/// A loop's working set is kept by [`DECAY_WINDOW_MILLIS`].
-pub const DECAY_MILLIS: u32 = 100;
+/// How long an empty frame past [`POOL_RESIDENT_FRAMES`] waits unused
+/// before its memory may go back to the OS: a second, so that a loop whose
+/// every iteration builds and drops a structure larger than the pool keeps
+/// its frames, and their huge pages, across iterations (a parser's fifth
+/// parse in a loop took 1,440 page faults when frames went back once they
+/// had waited 100 ms, mid-parse: docs/runtime.md). It goes back at the
+/// runtime's first event past the delay (a refill, a large block made or
+/// freed, a frame given back); docs/runtime.md ("When memory goes back")
+/// states the promise.
+pub const FRAME_DECAY_MILLIS: u32 = 1000;
 
-/// How far back the decay looks for the program's own need of the frames
-/// waiting: of the empty frames past the resident pool, only as many go
-/// back as the program left unused throughout the last one to two windows
-/// of this length. A loop that builds and drops a structure larger than
-/// the pool, each iteration shorter than this, keeps its frames, and
-/// their huge pages, across iterations: a parser's fifth parse in a loop
-/// took 1,440 page faults when every frame that waited
-/// [`DECAY_MILLIS`] went back mid-parse, to be faulted in again 4 KiB at a
-/// time (docs/runtime.md). A burst's memory goes back within two windows.
-pub const DECAY_WINDOW_MILLIS: u32 = 1000;
+/// How long a free extent, the frames a large block gave back, waits
+/// unused before its memory may go back to the OS, at the same events.
+/// mimalloc's purge delay is 10 ms, jemalloc's dirty-page decay 10 s.
+pub const EXTENT_DECAY_MILLIS: u32 = 100;
 
 /// Slots asked for by the first refill of a run (a scope's, or a batch's
 /// with no capacity), which later refills double.

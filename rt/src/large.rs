@@ -60,10 +60,17 @@ fn frame_tail(size: usize) -> usize {
     size.wrapping_neg() & (FRAME_SIZE - 1)
 }
 
-/// Frames a block of `size` bytes takes.
-fn frames_for(size: usize) -> u32 {
-    // Sizes are at most LARGE_MAX: no overflow, and the count fits a u32.
-    size.div_ceil(FRAME_SIZE) as u32
+/// Frames a block of `size` bytes takes (at least one), or `None` past
+/// [`LARGE_MAX`]: the check comes with the conversion, since a larger
+/// size's count may not fit a block's 32-bit field, and a wrapped count
+/// would make a huge block look like a small one (2^48 bytes are 2^32
+/// frames).
+fn frames_for(size: usize) -> Option<u32> {
+    if size > LARGE_MAX {
+        return None;
+    }
+    // At most LARGE_MAX / FRAME_SIZE: it fits.
+    Some((size.div_ceil(FRAME_SIZE) as u32).max(1))
 }
 
 /// Whether the frame metadata at `at` is a large block's: its slot size is
@@ -78,17 +85,15 @@ pub(crate) fn is_large(at: Located) -> bool {
 /// read as zero: fresh ones, and a free extent whose memory the OS said it
 /// took back (`pool.rs`).
 pub(crate) fn alloc(size: usize, zeroed: bool) -> Option<NonNull<u8>> {
-    let frames = frames_for(size);
+    let frames = frames_for(size)?;
+    // A large block is one of the events the decay of empty memory waits
+    // for (`pool.rs`): a program that dropped a structure of small objects
+    // and now makes only large blocks gives no frame back to run it.
+    pool::decay_if_due();
     let (first, zero) = match pool::take_extent(frames) {
         Some(taken) => taken,
         // Past the high-water mark: committed memory no one has written.
-        // The single frames waiting cannot serve a block, so the decay may
-        // run first: a program that dropped a structure of small objects and
-        // now makes only large blocks gives no frame back to run it.
-        None => {
-            pool::decay_if_due();
-            (region::fresh_frames(frames)?, true)
-        }
+        None => (region::fresh_frames(frames)?, true),
     };
     let block = frame_base(first);
     if zeroed && !zero {
@@ -130,14 +135,16 @@ pub(crate) unsafe fn free(at: Located) {
 /// The large block at `at` of `size` bytes, grown or shrunk to `new_size`
 /// in place if it can be: within its extent, over a free extent or the
 /// high-water mark just after it, or giving back the frames a smaller size
-/// no longer needs. `None` if it must move.
+/// no longer needs. `None` if it must move: always past [`LARGE_MAX`],
+/// where the block moves to the inner allocator (which refuses what no
+/// allocator could give, as `System` does 2^48 bytes).
 ///
 /// # Safety
 /// - As for [`free`], but the caller keeps the block.
 pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mut u8> {
+    let wanted = frames_for(new_size)?;
     let span = at.span();
     let frames = span.slot_size.load(Ordering::Relaxed) >> FRAME_SHIFT;
-    let wanted = frames_for(new_size).max(1);
     if wanted < frames {
         span.slot_size
             .store(wanted << FRAME_SHIFT, Ordering::Relaxed);
@@ -148,9 +155,6 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
     }
     if wanted == frames {
         return Some(at.ptr());
-    }
-    if new_size > LARGE_MAX {
-        return None;
     }
     // Frame indices and counts stay far below u32::MAX (the region has
     // fewer than 2^19 frames): no arithmetic here wraps.
@@ -169,24 +173,24 @@ pub(crate) unsafe fn resize_in_place(at: Located, new_size: usize) -> Option<*mu
     Some(at.ptr())
 }
 
-#[cfg(test)]
+// Not under loom, whose builds lack the tests' helpers (`workloads`).
+#[cfg(all(test, not(loom)))]
 mod tests {
-    use crate::config::{DECAY_MILLIS, FRAME_SIZE};
+    use crate::config::{EXTENT_DECAY_MILLIS, FRAME_SIZE};
     use crate::os::refusals::refuse_decommit_on_this_thread;
+    use crate::pool::test_clock;
     use crate::{scope, trim};
 
     /// Two frames: 128 KiB, the size of issue 30's reproducer.
     const LEN: usize = 2 * FRAME_SIZE;
 
-    /// Lets the free extent of a block just freed decay: waits out the
-    /// delay, then frees `trigger`, another large block, whose give-back
-    /// runs the decay. (`spacer`, between them, keeps the two extents
-    /// apart until the caller is done: merged, they would make one extent
-    /// that was not given back.)
+    /// Lets the free extent of a block just freed decay: moves the decay's
+    /// clock past the delay, then frees `trigger`, another large block,
+    /// whose give-back runs the decay. (`spacer`, between them, keeps the
+    /// two extents apart until the caller is done: merged, they would make
+    /// one extent that was not given back.)
     fn decay(trigger: Vec<u8>) {
-        std::thread::sleep(std::time::Duration::from_millis(
-            DECAY_MILLIS as u64 * 3 / 2,
-        ));
+        test_clock::advance(EXTENT_DECAY_MILLIS * 3 / 2);
         drop(trigger);
     }
 
@@ -197,12 +201,11 @@ mod tests {
     /// Returns the stale bytes and the stale `Some`s.
     #[test]
     fn zeroed_blocks_are_zero_when_the_os_refuses_to_take_memory_back() {
-        let stale = std::thread::spawn(|| {
+        let stale = workloads::testing::serially(|| {
             refuse_decommit_on_this_thread(true);
             scope(|| ());
             let mut stale = Vec::new();
-            // Miri's clock stands still: nothing decays there.
-            for by_decay in [false, true].into_iter().filter(|d| !d || !cfg!(miri)) {
+            for by_decay in [false, true] {
                 for options in [false, true] {
                     let block = scope(|| vec![0xAAu8; LEN]);
                     let (spacer, trigger) =
@@ -231,9 +234,7 @@ mod tests {
                 }
             }
             stale
-        })
-        .join()
-        .unwrap();
+        });
         assert!(
             stale.iter().all(|&n| n == 0),
             "stale bytes, stale Somes after trim, then after the decay: {stale:?}"

@@ -40,10 +40,10 @@
 //!   batch's capacity), each later one for twice the last, up to a span.
 //! - **abandoned span**: a span whose owner thread exited while boxes from it
 //!   were alive. Frees still work; the last one returns the span to the pool.
-//! - **pool**: empty frames shared by all threads; past a limit they decay:
-//!   a frame not reused within 100 ms goes back to the operating system,
-//!   as far as the program did not need that many frames in the last
-//!   second or two.
+//! - **pool**: empty frames shared by all threads; past a limit (32 MiB)
+//!   they decay: a frame that has waited a second unused goes back to the
+//!   operating system at the runtime's next refill, large block or frame
+//!   given back (see [`trim`]).
 //!
 //! # The life of a box
 //!
@@ -190,8 +190,9 @@
 //!     (`free.rs`).
 //! 18. The last free returns the span to the pool — `finish_push`
 //!     (`remote.rs`), `release_frame` (`pool.rs`), `pool_empty_frame`
-//!     (`pool.rs`). Past the pool's limit an unused
-//!     frame decays to the OS — `decay` (`pool.rs`).
+//!     (`pool.rs`). Past the pool's limit a frame left unused decays to
+//!     the OS at a later event — `decay_if_due` (`pool.rs`), `decay`
+//!     (`pool.rs`), `decay_frames` (`pool.rs`).
 //!
 //! [batch-alloc]: https://docs.rs/batch-alloc
 

@@ -25,15 +25,18 @@ pub(crate) static REPORT: SpinLock = SpinLock::new(0);
 pub(crate) static RECORDS: SpinLock = SpinLock::new(1);
 /// Held while the table of free extents is read or written (`pool.rs`).
 pub(crate) static EXTENTS: SpinLock = SpinLock::new(2);
+/// Held while the decay or `trim` walks the empty frames it took off the
+/// pool's stacks (`pool.rs`): a fork waits until they are back.
+pub(crate) static DECAY: SpinLock = SpinLock::new(3);
 /// Held while the region is reserved (`region.rs`).
-pub(crate) static REGION_INIT: SpinLock = SpinLock::new(3);
+pub(crate) static REGION_INIT: SpinLock = SpinLock::new(4);
 /// Held while frames are committed (`region.rs`).
-pub(crate) static COMMIT: SpinLock = SpinLock::new(4);
+pub(crate) static COMMIT: SpinLock = SpinLock::new(5);
 
 /// Every lock above, in rank order. (A function: a `const` may not refer
 /// to statics on the supported Rust versions.)
-fn all() -> [&'static SpinLock; 5] {
-    [&REPORT, &RECORDS, &EXTENTS, &REGION_INIT, &COMMIT]
+fn all() -> [&'static SpinLock; 6] {
+    [&REPORT, &RECORDS, &EXTENTS, &DECAY, &REGION_INIT, &COMMIT]
 }
 
 /// Registers the handlers below, once.

@@ -361,10 +361,11 @@ fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
 }
 
 /// Two threads of a process call a `RunOnce`, fresh (`under_way_in` is
-/// `None`) or left under way by a process this one was forked from: the
-/// function runs once, and both callers return seeing what it wrote.
+/// `None`) or left under way by a process this one was forked from (of
+/// the fork generation `under_way_in` names): the function runs once, and
+/// both callers return seeing what it wrote.
 fn run_once_model(under_way_in: Option<u32>) {
-    const THIS_PROCESS: u32 = 2;
+    const THIS_GENERATION: u32 = 2;
     struct Shared {
         once: RunOnce<loom::sync::atomic::AtomicU64>,
         runs: AtomicUsize,
@@ -377,7 +378,7 @@ fn run_once_model(under_way_in: Option<u32>) {
             written: loom::cell::UnsafeCell::new(0),
         });
         let call = |shared: &Shared| {
-            shared.once.run_in(THIS_PROCESS, || {
+            shared.once.run_in(THIS_GENERATION, || {
                 shared.runs.fetch_add(1, Relaxed);
                 // SAFETY: only the run writes it, and only once.
                 shared.written.with_mut(|w| unsafe { *w = 42 });

@@ -4,29 +4,40 @@
 //! lock for the next large block, whose first frames serve spans too when
 //! the stacks are empty.
 //!
-//! Up to [`POOL_RESIDENT_FRAMES`] single frames stay resident for good; the
-//! rest, and every free extent, stay resident for [`DECAY_MILLIS`] without
-//! reuse before their memory goes back to the OS (or at once, on
-//! [`trim`](crate::trim)). Single frames go back only as far as the program
-//! did not need them: no more of them than the fewest that waited at any
-//! time in the last one to two [`DECAY_WINDOW_MILLIS`], so that a loop
-//! whose every iteration builds and drops more than the resident pool
-//! finds its frames, and their huge pages, still there. When the table of
-//! extents is full, the smallest extent's frames join the stacks.
+//! Up to [`POOL_RESIDENT_FRAMES`] single frames stay resident for good.
+//! The rest *decay*: a single frame that has waited [`FRAME_DECAY_MILLIS`]
+//! on the stacks unused, and a free extent that has waited
+//! [`EXTENT_DECAY_MILLIS`], go back to the OS. A frame a program takes
+//! again within the delay is reused with its pages (and huge pages) in
+//! place, so a loop that builds and drops a structure larger than the
+//! resident pool, each iteration shorter than the delay, keeps its
+//! memory. There is no thread of the runtime's own: the decay runs at the
+//! runtime's next event after the delay ([`decay_if_due`]): a run's
+//! refill (a scope's or a batch's), a large block made or freed, a frame
+//! given back (a span emptied, a thread's exit); never when a span takes a
+//! frame, which reuses those waiting. docs/runtime.md ("When memory goes
+//! back") states the promise this keeps. When the table of extents is
+//! full, the smallest extent's frames join the stacks.
 //!
 //! Only memory the kernel said it took back counts as given back: an extent
 //! reads as zero, and a large block taken from it skips zeroing, only then.
 //! The kernel refuses `MADV_DONTNEED` for locked memory (a program that
 //! called `mlockall`); a frame or extent it refused stays resident, counted
 //! in `cached_bytes`, keeps its bytes, and is tried again after another
-//! [`DECAY_MILLIS`] or at the next `trim`.
+//! delay or at the next `trim`.
+//!
+//! Across a fork: a walk over frames taken off the stacks holds the decay's
+//! lock, which the fork handlers take, so a fork lands between walks; and
+//! a forked child counts the stacks again ([`recount_after_fork`]), since
+//! a thread of the parent's may have counted a frame it had not pushed or
+//! popped yet.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
 
 use crate::class;
 use crate::config::{
-    DECAY_MILLIS, DECAY_WINDOW_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES,
+    EXTENT_DECAY_MILLIS, FRAME_DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES,
 };
 use crate::fatal::fatal;
 use crate::frame::Frame;
@@ -48,18 +59,40 @@ static DECAYING: IndexStack = IndexStack::new();
 static DECAYING_LEN: AtomicUsize = AtomicUsize::new(0);
 /// Empty frames whose memory went back to the OS.
 static DECOMMITTED: IndexStack = IndexStack::new();
-/// When [`DECAYING`] was last looked through, in the clock's milliseconds.
-static LAST_DECAY: AtomicU32 = AtomicU32::new(0);
-/// The fewest frames [`DECAYING`] held since [`WINDOW_STARTED`] (lowered as
-/// the program takes frames from it; set to its length when a window
-/// starts), and in the window before: as many frames as the smaller of the
-/// two waited unused through a whole window at least. Frames the decay gives
-/// back are taken off both, so that they are not counted again.
-static UNNEEDED_NOW: AtomicUsize = AtomicUsize::new(0);
-static UNNEEDED_BEFORE: AtomicUsize = AtomicUsize::new(0);
-/// When the current window of [`DECAY_WINDOW_MILLIS`] started. The first
-/// decay of a process starts one, with nothing known unneeded before it.
-static WINDOW_STARTED: AtomicU32 = AtomicU32::new(0);
+/// When the decay last walked [`DECAYING`], in the clock's milliseconds
+/// (written under [`locks::DECAY`]).
+static LAST_WALK: AtomicU32 = AtomicU32::new(0);
+/// When the first frame on [`DECAYING`] may be due, at the earliest: the
+/// last walk sets it from what it left there, and every frame pushed since
+/// is stamped later. Until then the decay does not walk. A walk also takes
+/// the frames due within the next [`WALK_AHEAD_MILLIS`], so that walks come
+/// at least that far apart.
+static FRAMES_DUE: AtomicU32 = AtomicU32::new(0);
+/// Frames of free extents whose memory is resident, and when the first of
+/// them is due: kept with the table, under its lock, read without it.
+static RESIDENT_EXTENT_FRAMES: AtomicUsize = AtomicUsize::new(0);
+static EXTENTS_DUE: AtomicU32 = AtomicU32::new(0);
+
+/// How far ahead of its delay a walk takes a waiting frame: walks over the
+/// waiting frames come at least this far apart, and a frame goes back
+/// after waiting between [`FRAME_DECAY_MILLIS`] less this and
+/// [`FRAME_DECAY_MILLIS`], at the first event after.
+const WALK_AHEAD_MILLIS: u32 = 50;
+
+/// The decay's clock: the OS's monotonic milliseconds, wrapping (every
+/// 49.7 days; the decay compares times less than 24.8 days apart). In the
+/// unit tests, ahead by what they advanced it ([`test_clock`]).
+fn now() -> u32 {
+    let now = os::now_millis();
+    #[cfg(test)]
+    let now = now.wrapping_add(test_clock::ahead());
+    now
+}
+
+/// Whether time `now` is at or past `due`.
+fn reached(now: u32, due: u32) -> bool {
+    now.wrapping_sub(due) as i32 >= 0
+}
 
 // ---- single frames ----
 
@@ -117,24 +150,27 @@ pub(crate) unsafe fn pool_empty_frame(frame: Frame) {
         POOL.push(frame, &span.pool_next);
     } else {
         POOL_LEN.fetch_sub(1, Ordering::Relaxed);
-        span.pooled_at.store(os::now_millis(), Ordering::Relaxed);
+        span.pooled_at.store(now(), Ordering::Relaxed);
         DECAYING_LEN.fetch_add(1, Ordering::Relaxed);
         DECAYING.push(frame, &span.pool_next);
     }
     decay_if_due();
 }
 
-/// Lets frames that waited long enough decay, when the program gives a
-/// frame back or grows the region for a large block: a load when none
-/// waits.
+/// Lets frames and extents that waited long enough decay: the runtime's
+/// events call it (a frame given back, a large block made or freed, a
+/// run's refill). Two loads when nothing waits; a clock read when
+/// something does.
 #[inline]
 pub(crate) fn decay_if_due() {
-    if DECAYING_LEN.load(Ordering::Relaxed) != 0 {
-        decay(os::now_millis(), false);
+    if DECAYING_LEN.load(Ordering::Relaxed) != 0
+        || RESIDENT_EXTENT_FRAMES.load(Ordering::Relaxed) != 0
+    {
+        decay(now());
     }
 }
 
-/// An empty frame: resident ones first, the longest-waiting last.
+/// An empty frame: resident ones first, the most recently pooled first.
 fn pop_empty_frame() -> Option<Frame> {
     let link = |frame| &span(frame).pool_next;
     if let Some(frame) = POOL.pop(link) {
@@ -142,48 +178,50 @@ fn pop_empty_frame() -> Option<Frame> {
         return Some(frame);
     }
     if let Some(frame) = DECAYING.pop(link) {
-        let left = DECAYING_LEN.fetch_sub(1, Ordering::Relaxed).wrapping_sub(1);
-        UNNEEDED_NOW.fetch_min(left, Ordering::Relaxed);
+        DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
         return Some(frame);
     }
-    let frame = DECOMMITTED.pop(link)?;
-    // The program needed more than waited: none of it was unneeded.
-    UNNEEDED_NOW.store(0, Ordering::Relaxed);
-    Some(frame)
+    DECOMMITTED.pop(link)
 }
 
-/// Gives the memory of frames that waited [`DECAY_MILLIS`] unused back to
-/// the OS, as many as the program left unneeded through the last window
-/// (all of them with `everything`). One thread looks at a time, at most
-/// twice per delay unless `everything`; the others carry on (and may find
-/// fewer frames to reuse meanwhile). False if another thread was looking.
+/// Gives back the memory of the frames and extents that are due at `now`.
+/// One thread walks the frames at a time: one that finds another walking
+/// leaves the frames to it.
 #[cold]
-fn decay(now: u32, everything: bool) -> bool {
-    let last = LAST_DECAY.load(Ordering::Relaxed);
-    if !everything && now.wrapping_sub(last) < DECAY_MILLIS / 2 {
-        return true;
+#[inline(never)]
+fn decay(now: u32) {
+    if frames_due(now) && locks::DECAY.try_lock() {
+        // Checked again: a walk may have ended just before.
+        if frames_due(now) {
+            decay_frames(now, false);
+        }
+        locks::DECAY.unlock();
     }
-    if LAST_DECAY
-        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-        .is_err()
+    if RESIDENT_EXTENT_FRAMES.load(Ordering::Relaxed) != 0
+        && reached(now, EXTENTS_DUE.load(Ordering::Relaxed))
     {
-        return false;
+        with_extents(|table| decay_extents(table, now, false));
     }
-    if now.wrapping_sub(WINDOW_STARTED.load(Ordering::Relaxed)) >= DECAY_WINDOW_MILLIS {
-        WINDOW_STARTED.store(now, Ordering::Relaxed);
-        let waiting = DECAYING_LEN.load(Ordering::Relaxed);
-        let unneeded = UNNEEDED_NOW.swap(waiting, Ordering::Relaxed);
-        UNNEEDED_BEFORE.store(unneeded, Ordering::Relaxed);
-    }
-    let unneeded = match everything {
-        true => usize::MAX,
-        false => UNNEEDED_NOW
-            .load(Ordering::Relaxed)
-            .min(UNNEEDED_BEFORE.load(Ordering::Relaxed)),
-    };
-    if unneeded == 0 {
-        return true;
-    }
+}
+
+/// Whether a walk of the waiting frames is due: some wait, and the first
+/// of them is due. (After more than 24.8 days without a walk, `reached`
+/// reads backwards; a second of it then lets the walk run.)
+fn frames_due(now: u32) -> bool {
+    let since_walk = now.wrapping_sub(LAST_WALK.load(Ordering::Relaxed));
+    DECAYING_LEN.load(Ordering::Relaxed) != 0
+        && (reached(now, FRAMES_DUE.load(Ordering::Relaxed)) || since_walk >= FRAME_DECAY_MILLIS)
+}
+
+/// Gives the memory of the frames that waited [`FRAME_DECAY_MILLIS`] on
+/// [`DECAYING`] (or will have within [`WALK_AHEAD_MILLIS`]; all of them
+/// with `everything`) back to the OS, oldest first, and notes when the
+/// first of the others is due.
+///
+/// The caller holds [`locks::DECAY`]: the walk holds the frames off the
+/// stack, and a fork must not land meanwhile.
+fn decay_frames(now: u32, everything: bool) {
+    LAST_WALK.store(now, Ordering::Relaxed);
     // Taking the whole stack makes this thread its only holder: nobody
     // else reads or writes the links relinked and walked below. Reversed,
     // it runs from the longest-waiting frame up, so that those go back
@@ -196,32 +234,57 @@ fn decay(now: u32, everything: bool) -> bool {
         link.store(oldest_first, Ordering::Relaxed);
         oldest_first = frame.link();
     }
-    let mut given_back_count: usize = 0;
+    // Frames pushed during the walk were stamped after it began.
+    let mut first_due = now.wrapping_add(FRAME_DECAY_MILLIS);
     let mut next = oldest_first;
     while let Some(frame) = Frame::from_link(next) {
         let span = span(frame);
         next = span.pool_next.load(Ordering::Relaxed);
-        let waited = now.wrapping_sub(span.pooled_at.load(Ordering::Relaxed));
-        let due = given_back_count < unneeded && (everything || waited >= DECAY_MILLIS);
+        let pooled_at = span.pooled_at.load(Ordering::Relaxed);
+        let ahead = now.wrapping_add(WALK_AHEAD_MILLIS);
+        let due = everything || reached(ahead, pooled_at.wrapping_add(FRAME_DECAY_MILLIS));
         // SAFETY: committed (it was assigned), empty, held by this thread alone.
-        let given_back = due && unsafe { os::decommit(frame_base(frame), FRAME_SIZE) };
-        if given_back {
-            given_back_count = given_back_count.wrapping_add(1);
+        if due && unsafe { os::decommit(frame_base(frame), FRAME_SIZE) } {
             DECAYING_LEN.fetch_sub(1, Ordering::Relaxed);
             DECOMMITTED.push(frame, &span.pool_next);
-        } else {
-            if due {
-                // The OS refused: still resident, it waits another delay.
-                span.pooled_at.store(now, Ordering::Relaxed);
-            }
-            DECAYING.push(frame, &span.pool_next);
+            continue;
         }
+        let waits_until = match due {
+            // The OS refused: still resident, it waits another delay.
+            true => {
+                span.pooled_at.store(now, Ordering::Relaxed);
+                now.wrapping_add(FRAME_DECAY_MILLIS)
+            }
+            false => pooled_at.wrapping_add(FRAME_DECAY_MILLIS),
+        };
+        if !reached(waits_until, first_due) {
+            first_due = waits_until;
+        }
+        DECAYING.push(frame, &span.pool_next);
     }
-    let less = |count: usize| Some(count.saturating_sub(given_back_count));
-    // `less` always returns `Some`, so neither can fail.
-    let _ = UNNEEDED_NOW.fetch_update(Ordering::Relaxed, Ordering::Relaxed, less);
-    let _ = UNNEEDED_BEFORE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, less);
-    true
+    FRAMES_DUE.store(first_due, Ordering::Relaxed);
+}
+
+/// In a child just forked (from `thread.rs`'s fork handler): sets the
+/// stacks' counts to what they hold. A thread of the parent's that was
+/// between counting a frame and pushing or popping it does not exist here,
+/// and the frame it held is lost to this process (64 KiB at most per such
+/// thread); the counts must not say otherwise. No walk is under way: the
+/// decay's lock, which the fork handlers held, keeps walks and forks apart.
+pub(crate) fn recount_after_fork() {
+    let count = |stack: &IndexStack| {
+        let mut frames = 0usize;
+        let mut next = stack.peek();
+        while let Some(frame) = Frame::from_link(next) {
+            frames = frames.wrapping_add(1);
+            next = span(frame).pool_next.load(Ordering::Relaxed);
+        }
+        frames
+    };
+    if region::is_ready() {
+        POOL_LEN.store(count(&POOL), Ordering::Relaxed);
+        DECAYING_LEN.store(count(&DECAYING), Ordering::Relaxed);
+    }
 }
 
 /// Gives the memory of every empty frame back to the OS now, the resident
@@ -230,6 +293,8 @@ pub(crate) fn decommit_cached() {
     if !region::is_ready() {
         return;
     }
+    let now = now();
+    locks::DECAY.lock();
     // Taking the whole stack makes this thread its only holder, so that a
     // frame the OS refused can go back on it without being met again here.
     let mut next = POOL.take_all();
@@ -245,28 +310,15 @@ pub(crate) fn decommit_cached() {
             POOL.push(frame, link);
         }
     }
-    let mut spins = 0;
-    while !decay(os::now_millis(), true) {
-        crate::sync::backoff(&mut spins);
-    }
-    let now = os::now_millis();
-    with_extents(|table| {
-        for entry in table.iter_mut().filter(|e| e.frames != 0 && !e.decommitted) {
-            decommit_extent(entry, now);
-        }
-    });
+    decay_frames(now, true);
+    locks::DECAY.unlock();
+    with_extents(|table| decay_extents(table, now, true));
 }
 
 /// Bytes of empty frames kept resident for reuse, free extents included.
 pub(crate) fn cached_bytes() -> usize {
     let frames = POOL_LEN.load(Ordering::Relaxed) + DECAYING_LEN.load(Ordering::Relaxed);
-    let extents: usize = with_extents(|table| {
-        table
-            .iter()
-            .filter(|e| !e.decommitted)
-            .map(|e| e.frames as usize)
-            .sum()
-    });
+    let extents = with_extents(|_| RESIDENT_EXTENT_FRAMES.load(Ordering::Relaxed));
     (frames + extents) * FRAME_SIZE
 }
 
@@ -301,11 +353,24 @@ unsafe impl Sync for Table {}
 
 static TABLE: Table = Table(UnsafeCell::new([NONE; FREE_EXTENTS]));
 
-/// Runs `f` on the table of free extents, under its lock.
+/// Runs `f` on the table of free extents, under its lock, and notes what
+/// the table then holds resident and when the first of it is due.
 fn with_extents<R>(f: impl FnOnce(&mut [FreeExtent; FREE_EXTENTS]) -> R) -> R {
     locks::EXTENTS.lock();
     // SAFETY: the lock is held, so no other reference to the table is live.
-    let result = f(unsafe { &mut *TABLE.0.get() });
+    let table = unsafe { &mut *TABLE.0.get() };
+    let result = f(table);
+    let mut resident = 0usize;
+    let mut first_due = None::<u32>;
+    for entry in table.iter().filter(|e| e.frames != 0 && !e.decommitted) {
+        resident = resident.wrapping_add(entry.frames as usize);
+        let due = entry.since.wrapping_add(EXTENT_DECAY_MILLIS);
+        if first_due.is_none_or(|first| !reached(due, first)) {
+            first_due = Some(due);
+        }
+    }
+    RESIDENT_EXTENT_FRAMES.store(resident, Ordering::Relaxed);
+    EXTENTS_DUE.store(first_due.unwrap_or(0), Ordering::Relaxed);
     locks::EXTENTS.unlock();
     result
 }
@@ -314,9 +379,11 @@ fn with_extents<R>(f: impl FnOnce(&mut [FreeExtent; FREE_EXTENTS]) -> R) -> R {
 /// merged with free neighbours; when the table is full, the smallest
 /// extent's frames go to the stacks of single empty frames instead.
 pub(crate) fn give_extent(first: Frame, frames: u32) {
-    let now = os::now_millis();
+    let now = now();
     let evicted = with_extents(|table| {
-        decay_extents(table, now);
+        // Those due go back before the new one merges with them, which
+        // would start their wait again.
+        decay_extents(table, now, false);
         let mut extent = FreeExtent {
             first,
             frames,
@@ -349,6 +416,7 @@ pub(crate) fn give_extent(first: Frame, frames: u32) {
         // holds them alone.
         unsafe { pool_empty_frame(evicted.first.plus(i)) };
     }
+    decay_if_due();
 }
 
 /// The index of the table's smallest extent.
@@ -408,11 +476,12 @@ fn take_at(table: &mut [FreeExtent; FREE_EXTENTS], first: Frame, frames: u32) ->
     true
 }
 
-/// Gives the memory of extents that waited long enough back to the OS.
-fn decay_extents(table: &mut [FreeExtent; FREE_EXTENTS], now: u32) {
+/// Gives the memory of extents that waited [`EXTENT_DECAY_MILLIS`] (all
+/// of them with `everything`) back to the OS.
+fn decay_extents(table: &mut [FreeExtent; FREE_EXTENTS], now: u32, everything: bool) {
     for entry in table.iter_mut() {
-        if entry.frames != 0 && !entry.decommitted && now.wrapping_sub(entry.since) >= DECAY_MILLIS
-        {
+        let due = everything || reached(now, entry.since.wrapping_add(EXTENT_DECAY_MILLIS));
+        if entry.frames != 0 && !entry.decommitted && due {
             decommit_extent(entry, now);
         }
     }
@@ -432,5 +501,24 @@ fn decommit_extent(entry: &mut FreeExtent, now: u32) {
     };
     if !entry.decommitted {
         entry.since = now;
+    }
+}
+
+/// The unit tests' control of the decay's clock: [`advance`] moves it
+/// ahead for every thread, so that a test sees the delays pass without
+/// waiting them out (and under Miri, whose clock stands still).
+#[cfg(test)]
+pub(crate) mod test_clock {
+    use core::sync::atomic::{AtomicU32, Ordering};
+
+    static AHEAD: AtomicU32 = AtomicU32::new(0);
+
+    /// Moves the decay's clock `millis` ahead.
+    pub(crate) fn advance(millis: u32) {
+        AHEAD.fetch_add(millis, Ordering::Relaxed);
+    }
+
+    pub(super) fn ahead() -> u32 {
+        AHEAD.load(Ordering::Relaxed)
     }
 }

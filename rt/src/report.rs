@@ -7,8 +7,11 @@
 //! `BATCH_ALLOC_REPORT=off`) or returned by [`report`] at any time. A site
 //! that opened a scope also counts every allocation the scope served while
 //! it was open (boxes, strings, vectors, library code), on the thread that
-//! opened it. Without the feature the sites are empty and the generated
-//! code is what it would be without them: nothing is counted or kept.
+//! opened it. A forked child counts from zero: its table, at exit or from
+//! [`report`], holds what ran in it, and a child in which nothing ran
+//! prints nothing. Without the feature the sites are empty and the
+//! generated code is what it would be without them: nothing is counted or
+//! kept.
 //!
 //! ```text
 //! batch-alloc report: 2 sites ran
@@ -99,13 +102,14 @@ mod off {
 mod on {
     use core::cell::UnsafeCell;
     use std::fmt::Write;
-    use std::io::Write as _;
     use std::panic::Location;
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64};
 
     use super::{Outcome, SiteKind};
     use crate::locks::{self, REPORT};
     use crate::scope::outside_scope;
+    use crate::sync::{fork_generation, nothing_around_fork};
 
     const OUTCOMES: usize = 3;
 
@@ -170,14 +174,51 @@ mod on {
             // another thread registered waiting for good at its first site.
             static AT_EXIT: AtomicBool = AtomicBool::new(false);
             if !AT_EXIT.swap(true, Relaxed) {
-                // False if the C library refused: then `report()` still gives
-                // the table, and only the print at exit is lost.
-                let _registered = crate::os::at_exit(print_at_exit);
+                register_at_exit();
             }
             // The list's growth is the report's own allocation, not the
             // scope's.
             with_lists(|lists| lists.counted.push(self));
         }
+    }
+
+    /// The fork generation whose process prints the report at exit (see
+    /// `sync::fork_generation`): the one that registered the print, or a
+    /// child whose handler started its counts from zero.
+    static PRINTS_IN: AtomicU32 = AtomicU32::new(0);
+
+    /// Registers the print at exit, and the child handler that starts a
+    /// forked child's counts from zero. After the runtime's own fork
+    /// handlers, which release the report's lock in a child before this
+    /// one's handler takes it (a child's handlers run in the order they
+    /// were registered), and after the handler that counts generations.
+    /// Should the C library refuse the child handler, a child prints
+    /// nothing at exit (its generation is not the one that prints); should
+    /// it refuse the print, `report()` still gives the table.
+    fn register_at_exit() {
+        let _ = locks::register_fork_handlers();
+        PRINTS_IN.store(fork_generation(), Relaxed);
+        let _ = crate::os::at_fork(nothing_around_fork, nothing_around_fork, count_from_zero);
+        let _ = crate::os::at_exit(print_at_exit);
+    }
+
+    /// In a child just forked (by the forking thread, the only one): the
+    /// sites' counts so far are the parent's, so each starts from zero
+    /// here, and this process prints at exit what ran in it.
+    unsafe extern "C" fn count_from_zero() {
+        REPORT.lock();
+        // SAFETY: the lock is held (the runtime's child handler released it
+        // first), so no other reference to the lists is live; the walk
+        // allocates nothing.
+        let lists = unsafe { &*LISTS.0.get() };
+        for site in &lists.counted {
+            for count in &site.counts {
+                count.store(0, Relaxed);
+            }
+            site.served.store(0, Relaxed);
+        }
+        REPORT.unlock();
+        PRINTS_IN.store(fork_generation(), Relaxed);
     }
 
     /// The report's lists: every site that has counted something, and the
@@ -219,25 +260,77 @@ mod on {
         })
     }
 
+    /// The sites of `scope()` calls by place, for [`site_at`] to find
+    /// without a lock: an open-addressed table, written only under the
+    /// report's lock (one entry at a time, null to a site, for good) and
+    /// read by any thread. A site the table has no room for is found on
+    /// the list, under the lock.
+    static SCOPE_SITES: [AtomicPtr<Site>; SCOPE_SITE_ENTRIES] =
+        [const { AtomicPtr::new(core::ptr::null_mut()) }; SCOPE_SITE_ENTRIES];
+    const SCOPE_SITE_ENTRIES: usize = 256;
+
+    /// The table's entries for the place `key`, in probing order.
+    fn entries_for(key: (&str, u32, u32)) -> impl Iterator<Item = &'static AtomicPtr<Site>> {
+        let (file, line, column) = key;
+        let hash = (line as usize)
+            .wrapping_mul(0x9E37_79B9)
+            .wrapping_add(column as usize)
+            .wrapping_add(file.len());
+        (0..SCOPE_SITE_ENTRIES)
+            .map(move |i| &SCOPE_SITES[hash.wrapping_add(i) % SCOPE_SITE_ENTRIES])
+    }
+
+    fn is_at(site: &Site, key: (&str, u32, u32)) -> bool {
+        let (file, line, column) = key;
+        // The same call site's file name is usually the same string.
+        site.line == line
+            && site.column == column
+            && (core::ptr::eq(site.file, file) || site.file == file)
+    }
+
     /// The site of the `scope()` call at `location`, made at its first call
-    /// (a leaked `Site`; few places call `scope()`, so the search is a
-    /// walk).
+    /// (a leaked `Site`). Every call of `scope()`, joins included, comes
+    /// here: found in the table without a lock once it is made.
     pub(crate) fn site_at(location: &'static Location<'static>) -> &'static Site {
-        static UNCOUNTED: Site = Site::new(SiteKind::Scope, "", "", 0, 0);
         let key = (location.file(), location.line(), location.column());
+        for entry in entries_for(key) {
+            // Acquire: pairs with the release that published the site.
+            let site = entry.load(Acquire);
+            if site.is_null() {
+                break;
+            }
+            // SAFETY: the table holds only leaked sites, never freed.
+            let site: &'static Site = unsafe { &*site };
+            if is_at(site, key) {
+                return site;
+            }
+        }
+        make_site_at(key)
+    }
+
+    /// [`site_at`] for a place not in the table: made, listed and put in
+    /// the table if it has room, under the lock.
+    #[cold]
+    #[inline(never)]
+    fn make_site_at(key: (&'static str, u32, u32)) -> &'static Site {
+        static UNCOUNTED: Site = Site::new(SiteKind::Scope, "", "", 0, 0);
         let found = with_lists(|lists| {
-            let at = |site: &&'static Site| (site.file, site.line, site.column) == key;
-            if let Some(site) = lists.scope_calls.iter().copied().find(at) {
+            if let Some(site) = lists
+                .scope_calls
+                .iter()
+                .copied()
+                .find(|site| is_at(site, key))
+            {
                 return Some(site);
             }
-            let site: &'static Site = Box::leak(Box::new(Site::new(
-                SiteKind::Scope,
-                "",
-                key.0,
-                key.1,
-                key.2,
-            )));
+            let (file, line, column) = key;
+            let site: &'static Site =
+                Box::leak(Box::new(Site::new(SiteKind::Scope, "", file, line, column)));
             lists.scope_calls.push(site);
+            if let Some(free) = entries_for(key).find(|e| e.load(Relaxed).is_null()) {
+                // Release: the site's fields before its address.
+                free.store((site as *const Site).cast_mut(), Release);
+            }
             Some(site)
         });
         found.unwrap_or(&UNCOUNTED)
@@ -248,18 +341,40 @@ mod on {
         crate::stats::scoped_allocations_on_this_thread()
     }
 
+    /// Prints the table at exit, in the process that registered the print
+    /// or a child that counted from zero, if a site ran there. With
+    /// `write(2)`, not through std's stderr, whose lock a child forked
+    /// while another thread held it (any `eprintln!`, any logger) would
+    /// wait on for good; and not with `eprint!`, which panics when stderr
+    /// fails (a closed pipe), where a panic out of this `extern "C"`
+    /// handler would abort the exit: a report that cannot be written is
+    /// dropped.
     extern "C" fn print_at_exit() {
-        if crate::settings::settings().report_at_exit {
-            // Not `eprint!`, which panics when stderr fails (a closed pipe),
-            // and a panic out of this `extern "C"` handler would abort the
-            // exit: a report that cannot be written is dropped.
-            let _ = std::io::stderr().write_all(table().as_bytes());
+        if PRINTS_IN.load(Relaxed) != fork_generation()
+            || !crate::settings::settings().report_at_exit
+        {
+            return;
+        }
+        let sites = sites_that_ran();
+        if !sites.is_empty() {
+            crate::os::write_stderr(table_of(sites).as_bytes());
         }
     }
 
-    pub(super) fn table() -> String {
+    /// The sites that ran in this process, by file and line (a site listed
+    /// in a process this one was forked from may not have).
+    fn sites_that_ran() -> Vec<&'static Site> {
         let mut sites: Vec<&Site> = with_lists(|lists| lists.counted.clone());
+        sites.retain(|site| site.counts.iter().any(|count| count.load(Relaxed) != 0));
         sites.sort_by_key(|site| (site.file, site.line, site.column));
+        sites
+    }
+
+    pub(super) fn table() -> String {
+        table_of(sites_that_ran())
+    }
+
+    fn table_of(sites: Vec<&'static Site>) -> String {
         let mut out = format!(
             "batch-alloc report: {} sites ran\n{:<48} {:<9} {:>12}  what happened\n",
             sites.len(),

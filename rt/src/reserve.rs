@@ -251,7 +251,8 @@ fn new_span(heap: OwnedHeap, local: &mut HeapLocal, class: u8) -> Option<Frame> 
     Some(frame)
 }
 
-#[cfg(test)]
+// Not under loom, whose builds lack the tests' helpers (`workloads`).
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::class::{class_of, CLASSES, NUM_CLASSES};
@@ -299,130 +300,145 @@ mod tests {
 
     #[test]
     fn a_reservation_is_a_contiguous_stretch_inside_one_span() {
-        let reservation = reserve(heap(), class64(), 16, Tally::Batch).expect("region available");
-        let size = CLASSES[class64() as usize].size;
-        assert_eq!(reservation.list_len, 0);
-        assert_eq!(reservation.len, 16);
-        assert_eq!(reservation.bump_end - reservation.bump_start, 16 * size);
-        let first = locate(slot_ptr(&reservation, reservation.bump_start)).unwrap();
-        let last = locate(slot_ptr(&reservation, reservation.bump_end - size)).unwrap();
-        assert_eq!(first.frame(), last.frame());
-        assert_eq!(first.frame(), reservation.frame);
-        // SAFETY: nothing was handed out.
-        unsafe { give_back(crate::heap::current(), reservation, Tally::Batch) };
+        workloads::testing::serially(|| {
+            let reservation =
+                reserve(heap(), class64(), 16, Tally::Batch).expect("region available");
+            let size = CLASSES[class64() as usize].size;
+            assert_eq!(reservation.list_len, 0);
+            assert_eq!(reservation.len, 16);
+            assert_eq!(reservation.bump_end - reservation.bump_start, 16 * size);
+            let first = locate(slot_ptr(&reservation, reservation.bump_start)).unwrap();
+            let last = locate(slot_ptr(&reservation, reservation.bump_end - size)).unwrap();
+            assert_eq!(first.frame(), last.frame());
+            assert_eq!(first.frame(), reservation.frame);
+            // SAFETY: nothing was handed out.
+            unsafe { give_back(crate::heap::current(), reservation, Tally::Batch) };
+        });
     }
 
     #[test]
     fn a_request_takes_the_rest_of_the_span_when_little_would_remain() {
-        let class = class64();
-        let slots = CLASSES[class as usize].slots;
-        let asked = slots - slots / 4; // leaves less than twice as much again
-        let guess = reserve(heap(), class, asked, Tally::Batch).unwrap();
-        assert_eq!(guess.len, slots, "the rest of the span");
-        // SAFETY: nothing was handed out.
-        unsafe { give_back(crate::heap::current(), guess, Tally::Batch) };
-        let small = reserve(heap(), class, 8, Tally::Batch).unwrap();
-        assert_eq!(small.len, 8, "plenty remains: no rounding");
-        // SAFETY: nothing was handed out.
-        unsafe { give_back(crate::heap::current(), small, Tally::Batch) };
+        workloads::testing::serially(|| {
+            let class = class64();
+            let slots = CLASSES[class as usize].slots;
+            let asked = slots - slots / 4; // leaves less than twice as much again
+            let guess = reserve(heap(), class, asked, Tally::Batch).unwrap();
+            assert_eq!(guess.len, slots, "the rest of the span");
+            // SAFETY: nothing was handed out.
+            unsafe { give_back(crate::heap::current(), guess, Tally::Batch) };
+            let small = reserve(heap(), class, 8, Tally::Batch).unwrap();
+            assert_eq!(small.len, 8, "plenty remains: no rounding");
+            // SAFETY: nothing was handed out.
+            unsafe { give_back(crate::heap::current(), small, Tally::Batch) };
+        });
     }
 
     #[test]
     fn giving_back_an_untouched_stretch_rolls_the_bump_back() {
-        let class = class64();
-        let first = reserve(heap(), class, 8, Tally::Batch).unwrap();
-        // SAFETY: nothing was handed out.
-        unsafe { give_back(crate::heap::current(), first, Tally::Batch) };
-        let second = reserve(heap(), class, 8, Tally::Batch).unwrap();
-        assert_eq!(first, second, "the same slots come back");
-        // SAFETY: nothing was handed out.
-        unsafe { give_back(crate::heap::current(), second, Tally::Batch) };
+        workloads::testing::serially(|| {
+            let class = class64();
+            let first = reserve(heap(), class, 8, Tally::Batch).unwrap();
+            // SAFETY: nothing was handed out.
+            unsafe { give_back(crate::heap::current(), first, Tally::Batch) };
+            let second = reserve(heap(), class, 8, Tally::Batch).unwrap();
+            assert_eq!(first, second, "the same slots come back");
+            // SAFETY: nothing was handed out.
+            unsafe { give_back(crate::heap::current(), second, Tally::Batch) };
+        });
     }
 
     #[test]
     fn freed_slots_are_reused_by_later_reservations() {
-        let class = class64();
-        let size = CLASSES[class as usize].size;
-        let held = reserve(heap(), class, 4, Tally::Batch).unwrap();
-        // Keep the span from emptying (which would reset it to one fresh stretch).
-        let keeper = reserve(heap(), class, 1, Tally::Batch).unwrap();
-        let slots = stretch_slots(&held, size);
-        free_slot(slots[1]);
-        let again = reserve(heap(), class, 1, Tally::Batch).unwrap();
-        assert_eq!(again.list_len, 1);
-        assert_eq!(slot_ptr(&again, again.list_head), slots[1]);
-        for &p in [slots[0], slots[2], slots[3], slots[1]].iter() {
-            free_slot(p);
-        }
-        // SAFETY: the keeper's slot was never handed out.
-        unsafe { give_back(crate::heap::current(), keeper, Tally::Batch) };
+        workloads::testing::serially(|| {
+            let class = class64();
+            let size = CLASSES[class as usize].size;
+            let held = reserve(heap(), class, 4, Tally::Batch).unwrap();
+            // Keep the span from emptying (which would reset it to one fresh stretch).
+            let keeper = reserve(heap(), class, 1, Tally::Batch).unwrap();
+            let slots = stretch_slots(&held, size);
+            free_slot(slots[1]);
+            let again = reserve(heap(), class, 1, Tally::Batch).unwrap();
+            assert_eq!(again.list_len, 1);
+            assert_eq!(slot_ptr(&again, again.list_head), slots[1]);
+            for &p in [slots[0], slots[2], slots[3], slots[1]].iter() {
+                free_slot(p);
+            }
+            // SAFETY: the keeper's slot was never handed out.
+            unsafe { give_back(crate::heap::current(), keeper, Tally::Batch) };
+        });
     }
 
     #[test]
     fn an_emptied_span_starts_over_with_a_fresh_run() {
-        let class = class64();
-        let size = CLASSES[class as usize].size;
-        let r = reserve(heap(), class, 3, Tally::Batch).unwrap();
-        for p in stretch_slots(&r, size).into_iter().rev() {
-            free_slot(p);
-        }
-        let next = reserve(heap(), class, 3, Tally::Batch).unwrap();
-        assert_eq!(next.list_len, 0, "no list once a span is empty again");
-        assert_eq!(next.bump_start, 0);
-        // SAFETY: nothing was handed out.
-        unsafe { give_back(crate::heap::current(), next, Tally::Batch) };
+        workloads::testing::serially(|| {
+            let class = class64();
+            let size = CLASSES[class as usize].size;
+            let r = reserve(heap(), class, 3, Tally::Batch).unwrap();
+            for p in stretch_slots(&r, size).into_iter().rev() {
+                free_slot(p);
+            }
+            let next = reserve(heap(), class, 3, Tally::Batch).unwrap();
+            assert_eq!(next.list_len, 0, "no list once a span is empty again");
+            assert_eq!(next.bump_start, 0);
+            // SAFETY: nothing was handed out.
+            unsafe { give_back(crate::heap::current(), next, Tally::Batch) };
+        });
     }
 
     #[test]
     fn a_full_span_comes_back_through_the_mailbox_after_a_remote_free() {
-        // A class with few slots per span, so that one reservation fills it.
-        let class = (0..NUM_CLASSES)
-            .rev()
-            .find(|&c| CLASSES[c].slots >= 8)
-            .expect("a class with eight slots") as u8;
-        let shape = CLASSES[class as usize];
-        let r = reserve(heap(), class, shape.slots, Tally::Batch).unwrap();
-        assert_eq!(r.len, shape.slots, "the whole span");
-        let slots = stretch_slots(&r, shape.size);
-        let victim = SendPtr(slots[5]);
-        std::thread::spawn(move || {
-            let victim = victim;
-            free_slot(victim.0)
-        })
-        .join()
-        .unwrap();
-        // The next refill drains the mailbox and finds the freed slot.
-        let again = reserve(heap(), class, 1, Tally::Batch).unwrap();
-        assert_eq!(again.frame, r.frame);
-        assert_eq!(again.list_len, 1);
-        assert_eq!(slot_ptr(&again, again.list_head), slots[5]);
-        for (i, &p) in slots.iter().enumerate() {
-            if i != 5 {
-                free_slot(p);
+        workloads::testing::serially(|| {
+            // A class with few slots per span, so that one reservation fills it.
+            let class = (0..NUM_CLASSES)
+                .rev()
+                .find(|&c| CLASSES[c].slots >= 8)
+                .expect("a class with eight slots") as u8;
+            let shape = CLASSES[class as usize];
+            let r = reserve(heap(), class, shape.slots, Tally::Batch).unwrap();
+            assert_eq!(r.len, shape.slots, "the whole span");
+            let slots = stretch_slots(&r, shape.size);
+            let victim = SendPtr(slots[5]);
+            std::thread::spawn(move || {
+                let victim = victim;
+                free_slot(victim.0)
+            })
+            .join()
+            .unwrap();
+            // The next refill drains the mailbox and finds the freed slot.
+            let again = reserve(heap(), class, 1, Tally::Batch).unwrap();
+            assert_eq!(again.frame, r.frame);
+            assert_eq!(again.list_len, 1);
+            assert_eq!(slot_ptr(&again, again.list_head), slots[5]);
+            for (i, &p) in slots.iter().enumerate() {
+                if i != 5 {
+                    free_slot(p);
+                }
             }
-        }
-        free_slot(slots[5]);
+            free_slot(slots[5]);
+        });
     }
 
     #[test]
     fn a_batch_ended_on_another_thread_returns_its_slots_remotely() {
-        let class = class64();
-        let r = reserve(heap(), class, 10, Tally::Batch).unwrap();
-        let keeper = reserve(heap(), class, 1, Tally::Batch).unwrap();
-        std::thread::spawn(move || {
-            // SAFETY: nothing was handed out; any thread may end a reservation.
-            unsafe { give_back(crate::heap::current(), r, Tally::Batch) }
-        })
-        .join()
-        .unwrap();
-        // The ten slots come back on the next look at the span.
-        let again = reserve(heap(), class, 10, Tally::Batch).unwrap();
-        assert_eq!(again.frame, r.frame);
-        assert_eq!(again.len, 10);
-        // SAFETY: nothing was handed out.
-        unsafe {
-            give_back(crate::heap::current(), again, Tally::Batch);
-            give_back(crate::heap::current(), keeper, Tally::Batch);
-        }
+        workloads::testing::serially(|| {
+            let class = class64();
+            let r = reserve(heap(), class, 10, Tally::Batch).unwrap();
+            let keeper = reserve(heap(), class, 1, Tally::Batch).unwrap();
+            std::thread::spawn(move || {
+                // SAFETY: nothing was handed out; any thread may end a reservation.
+                unsafe { give_back(crate::heap::current(), r, Tally::Batch) }
+            })
+            .join()
+            .unwrap();
+            // The ten slots come back on the next look at the span.
+            let again = reserve(heap(), class, 10, Tally::Batch).unwrap();
+            assert_eq!(again.frame, r.frame);
+            assert_eq!(again.len, 10);
+            // SAFETY: nothing was handed out.
+            unsafe {
+                give_back(crate::heap::current(), again, Tally::Batch);
+                give_back(crate::heap::current(), keeper, Tally::Batch);
+            }
+        });
     }
 }

@@ -19,6 +19,7 @@ use crate::class::{self, class_for};
 use crate::config::{FIRST_REFILL, MAX_SMALL_SIZE};
 use crate::heap::ScopeState;
 use crate::link::{self, read_link};
+use crate::pool;
 use crate::region::{self, frame_base};
 use crate::reserve::reserve;
 use crate::sync::Ordering;
@@ -152,6 +153,11 @@ fn refill(heap: OwnedHeap, run: &Run, class: u8, tally: Tally) -> bool {
         .store(want.saturating_mul(2).min(span_slots), Ordering::Relaxed);
     run.cursor
         .install(frame_base(reservation.frame), &reservation);
+    // A refill is one of the events the decay of empty memory waits for
+    // (`pool.rs`): a program that allocates only from its runs after a
+    // burst gets the burst's memory back. Last, where it keeps no register
+    // busy.
+    pool::decay_if_due();
     true
 }
 

@@ -40,9 +40,10 @@ pub struct Stats {
     /// Bytes of spans held by threads' heaps (including spans of exited
     /// threads that still have live allocations).
     pub span_bytes: u64,
-    /// Bytes of empty frames kept resident for reuse: up to 32 MiB for
-    /// good, the rest until they have waited a tenth of a second unused
-    /// (see [`trim`](crate::trim)).
+    /// Bytes of empty frames kept resident for reuse, free extents
+    /// included: up to 32 MiB for good, the rest until they have waited a
+    /// second unused (freed large blocks: 100 ms) and the runtime's next
+    /// event (see [`trim`](crate::trim)).
     pub cached_bytes: u64,
 }
 

@@ -8,7 +8,7 @@
 //! `core`'s directly, since loom's cannot be built in a `static`, and the
 //! models check the protocols in isolation.
 
-use core::sync::atomic::AtomicBool;
+use core::sync::atomic::{AtomicBool, AtomicU8};
 
 #[cfg(not(loom))]
 pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64};
@@ -57,7 +57,7 @@ pub(crate) struct SpinLock {
 
 impl SpinLock {
     /// A lock of rank `rank`, below 32 (the debug check keeps one bit per
-    /// rank in a `u32`; `locks.rs` uses 0 to 4).
+    /// rank in a `u32`; `locks.rs` uses 0 to 5).
     pub(crate) const fn new(rank: u8) -> SpinLock {
         SpinLock {
             locked: AtomicBool::new(false),
@@ -76,6 +76,21 @@ impl SpinLock {
         {
             backoff(&mut spins);
         }
+    }
+
+    /// Takes the lock if it is free; false, at once, if another thread
+    /// holds it.
+    pub(crate) fn try_lock(&self) -> bool {
+        lock_order::taking(self.rank);
+        // Acquire: as in `lock`.
+        let taken = self
+            .locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+        if !taken {
+            lock_order::released(self.rank);
+        }
+        taken
     }
 
     pub(crate) fn unlock(&self) {
@@ -127,17 +142,18 @@ mod lock_order {
 ///
 /// A process forked while one of its threads ran the function starts with
 /// the run under way and no thread to finish it. The run's word names the
-/// process that started it, so a caller that finds a run started in
-/// another process (the one it was forked from) takes the run over and
-/// calls the function itself. Each function given to a `RunOnce` must
-/// therefore be safe to call again after a partial call in a thread that no
-/// longer exists; its caller says why it is. (A process whose id is that of
-/// an ancestor that forked mid-run and has since died, and whose id was
-/// then reused by this process, would wait: pids do not come round that
-/// soon.)
+/// fork generation of the process that started it ([`fork_generation`]),
+/// which a child handler counts up in every forked child: so a run under
+/// way in the child's parent, or in any process it descends from, is
+/// abandoned in the child, and its first caller takes the run over and
+/// calls the function itself. (A process id would not do: a container's
+/// init is pid 1, and so is a child it forks into a new PID namespace.)
+/// Each function given to a `RunOnce` must therefore be safe to call again
+/// after a partial call in a thread that no longer exists; its caller says
+/// why it is.
 ///
 /// The word, one `u64`: [`NOT_RUN`](Self::NOT_RUN), [`DONE`](Self::DONE),
-/// or the id of the process running it in the high half and
+/// or the fork generation of the process running it in the high half and
 /// [`RUNNING`](Self::RUNNING) in the low.
 pub(crate) struct RunOnce<W = core::sync::atomic::AtomicU64> {
     word: W,
@@ -160,8 +176,9 @@ impl RunOnce {
 
 #[cfg(loom)]
 impl RunOnce<loom::sync::atomic::AtomicU64> {
-    /// For the models: a run not started yet, or (`Some(pid)`) under way
-    /// in process `pid` when this one was forked from it.
+    /// For the models: a run not started yet, or (`Some(generation)`)
+    /// under way in the process of that fork generation when this one was
+    /// forked from it.
     pub(crate) fn for_model(under_way_in: Option<u32>) -> Self {
         let word = under_way_in.map_or(Self::NOT_RUN, Self::running);
         RunOnce {
@@ -175,9 +192,9 @@ impl<W: SharedWord> RunOnce<W> {
     const DONE: u64 = 1;
     const RUNNING: u64 = 2;
 
-    /// A run under way in process `pid`.
-    fn running(pid: u32) -> u64 {
-        (pid as u64) << 32 | Self::RUNNING
+    /// A run under way in the process of fork generation `generation`.
+    fn running(generation: u32) -> u64 {
+        u64::from(generation) << 32 | Self::RUNNING
     }
 
     /// Runs `f` unless it has run (or runs now, on another thread of this
@@ -186,14 +203,14 @@ impl<W: SharedWord> RunOnce<W> {
     pub(crate) fn run(&self, f: impl FnOnce()) {
         // Acquire: whoever sees DONE sees what `f` did.
         if self.word.load(Ordering::Acquire) != Self::DONE {
-            self.run_in(os::process_id(), f);
+            self.run_in(fork_generation(), f);
         }
     }
 
-    /// [`run`](Self::run), in the process whose id is `pid`.
+    /// [`run`](Self::run), in the process of fork generation `generation`.
     #[cold]
-    pub(crate) fn run_in(&self, pid: u32, f: impl FnOnce()) {
-        let mine = Self::running(pid);
+    pub(crate) fn run_in(&self, generation: u32, f: impl FnOnce()) {
+        let mine = Self::running(generation);
         let mut spins = 0;
         let mut word = self.word.load(Ordering::Acquire);
         loop {
@@ -206,7 +223,7 @@ impl<W: SharedWord> RunOnce<W> {
                 word = self.word.load(Ordering::Acquire);
                 continue;
             }
-            // Not run yet, or under way in the process this one was forked
+            // Not run yet, or under way in a process this one descends
             // from, whose running thread does not exist here.
             window();
             match self
@@ -223,6 +240,63 @@ impl<W: SharedWord> RunOnce<W> {
         // Release: pairs with the waiters' acquire.
         self.word.store(Self::DONE, Ordering::Release);
     }
+}
+
+/// This process's fork generation, once the handler that counts it is
+/// registered: 0 in the process the program started as, and in each child
+/// one more than in the process it was forked from (or more: see
+/// [`count_generations`]).
+static GENERATION: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// Whether that handler is registered: [`UNDECIDED`] until the first run
+/// of a process asks, then for good [`COUNTED`] or (the C library refused)
+/// [`NOT_COUNTED`]. A child inherits its parent's state.
+static GENERATIONS: AtomicU8 = AtomicU8::new(UNDECIDED);
+const UNDECIDED: u8 = 0;
+const COUNTED: u8 = 1;
+const NOT_COUNTED: u8 = 2;
+
+/// This process's name for [`RunOnce`]: its fork generation, which differs
+/// from that of every process it descends from, in any PID namespace. A
+/// process's first call registers the child handler that counts
+/// generations, so it is there before any run starts (a child forked
+/// before then has no run of its parent's to take over). Should the C
+/// library refuse it (it can only be out of memory), the process id names
+/// the process instead, with the top bit set so that it equals no
+/// generation: that tells a child from its parent everywhere but across
+/// PID namespaces.
+pub(crate) fn fork_generation() -> u32 {
+    match GENERATIONS.load(Ordering::Acquire) {
+        COUNTED => GENERATION.load(Ordering::Relaxed),
+        NOT_COUNTED => os::process_id() | 1 << 31,
+        _ => {
+            count_generations();
+            fork_generation()
+        }
+    }
+}
+
+/// Registers the handler that counts generations. Threads that come here
+/// at once may each register one: a child whose generation counts up twice
+/// is as distinct from its parent as one counted once. The first to decide
+/// decides for the process, before any run of it starts.
+#[cold]
+fn count_generations() {
+    let counted = match os::at_fork(nothing_around_fork, nothing_around_fork, next_generation) {
+        true => COUNTED,
+        false => NOT_COUNTED,
+    };
+    // Release: a thread that sees the decision sees the registration.
+    let _ = GENERATIONS.compare_exchange(UNDECIDED, counted, Ordering::Release, Ordering::Relaxed);
+}
+
+/// A fork handler for the places where only the child has work.
+pub(crate) unsafe extern "C" fn nothing_around_fork() {}
+
+/// In a child just forked: one generation on. Every run under way in the
+/// parent is now another generation's, abandoned.
+unsafe extern "C" fn next_generation() {
+    GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
 /// A 64-bit atomic word of a lock-free structure that the loom models check
@@ -352,6 +426,13 @@ impl<W: SharedWord> IndexStack<W> {
         }
     }
 
+    /// The link to the top frame ([`Frame::link`], 0 for none), the rest
+    /// following its links: for a walk where nothing else touches the
+    /// stack (a forked child's fork handler).
+    pub(crate) fn peek(&self) -> u32 {
+        self.top.load(Ordering::Acquire) as u32
+    }
+
     /// Whether anything is on the stack: a plain load, for a fast check.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
@@ -432,32 +513,34 @@ fn widen() {
 mod tests {
     use super::*;
     use core::sync::atomic::AtomicU32;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
+    use workloads::testing::{fork_and_wait, Forked};
 
     /// How long a forked child may take before it counts as hung.
     const CHILD_TIMEOUT: Duration = Duration::from_secs(10);
 
-    /// Waits for child `pid`, at most [`CHILD_TIMEOUT`], killing it then;
-    /// its exit status, or `None` if it had to be killed.
-    fn wait_or_kill(pid: libc::pid_t) -> Option<i32> {
-        let start = Instant::now();
-        let mut status = 0;
-        loop {
-            // SAFETY: `pid` is this process's child; `status` is writable.
-            let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-            if done == pid {
-                return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-            }
-            if start.elapsed() > CHILD_TIMEOUT {
-                // SAFETY: as above; not reaped yet, so `pid` is still it.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    libc::waitpid(pid, &mut status, 0);
+    /// A thread that runs `once`'s function, and stays inside it until
+    /// `release` is set; returned once it is inside.
+    fn hold_a_run(
+        once: &'static RunOnce,
+        runs: &'static AtomicU32,
+        release: &'static AtomicBool,
+    ) -> std::thread::JoinHandle<()> {
+        static INSIDE: AtomicBool = AtomicBool::new(false);
+        INSIDE.store(false, Ordering::Relaxed);
+        let runner = std::thread::spawn(move || {
+            once.run(|| {
+                runs.fetch_add(1, Ordering::Relaxed);
+                INSIDE.store(true, Ordering::Release);
+                while !release.load(Ordering::Acquire) {
+                    std::thread::yield_now();
                 }
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(1));
+            })
+        });
+        while !INSIDE.load(Ordering::Acquire) {
+            std::thread::yield_now();
         }
+        runner
     }
 
     /// A fork while another thread runs a `RunOnce`'s function leaves the
@@ -467,24 +550,12 @@ mod tests {
     fn a_forked_child_runs_what_a_thread_was_running_at_the_fork() {
         static ONCE: RunOnce = RunOnce::new();
         static RUNS: AtomicU32 = AtomicU32::new(0);
-        static INSIDE: AtomicBool = AtomicBool::new(false);
         static RELEASE: AtomicBool = AtomicBool::new(false);
-        let runner = std::thread::spawn(|| {
-            ONCE.run(|| {
-                RUNS.fetch_add(1, Ordering::Relaxed);
-                INSIDE.store(true, Ordering::Release);
-                while !RELEASE.load(Ordering::Acquire) {
-                    std::thread::yield_now();
-                }
-            })
-        });
-        while !INSIDE.load(Ordering::Acquire) {
-            std::thread::yield_now();
-        }
-        // SAFETY: the child touches only atomics and the RunOnce, then
-        // leaves with `_exit`.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
+        let runner = hold_a_run(&ONCE, &RUNS, &RELEASE);
+        let parent_generation = fork_generation();
+        // The child touches only atomics and the RunOnce.
+        let child = fork_and_wait(CHILD_TIMEOUT, || {
+            let next_generation = fork_generation() != parent_generation;
             ONCE.run(|| {
                 RUNS.fetch_add(1, Ordering::Relaxed);
             });
@@ -495,21 +566,86 @@ mod tests {
                 RUNS.fetch_add(1, Ordering::Relaxed);
             });
             let once = RUNS.load(Ordering::Relaxed) == 2;
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(if ran_here && once { 0 } else { 1 }) };
-        }
-        assert!(pid > 0, "fork failed");
-        let status = wait_or_kill(pid);
+            i32::from(!(next_generation && ran_here && once))
+        });
         RELEASE.store(true, Ordering::Release);
         runner.join().unwrap();
         ONCE.run(|| {
             RUNS.fetch_add(1, Ordering::Relaxed);
         });
         assert_eq!(
-            status,
-            Some(0),
-            "the child hung (None: killed after {CHILD_TIMEOUT:?}) or ran the function twice"
+            child,
+            Forked::Exited(0),
+            "the child hung (killed after {CHILD_TIMEOUT:?}), kept its parent's generation or \
+             ran the function twice"
         );
         assert_eq!(RUNS.load(Ordering::Relaxed), 1, "the parent ran it once");
+    }
+
+    /// A container's init process (pid 1) forks a child into a new PID
+    /// namespace, where the child is pid 1 as well, while another thread
+    /// runs a `RunOnce`'s function: the child must run it itself, not take
+    /// the run for its own and wait. The test binary runs this again under
+    /// `unshare --pid --fork`, as pid 1; where that is not allowed (it
+    /// takes `CAP_SYS_ADMIN`), it says so and passes.
+    #[test]
+    fn a_child_in_a_new_pid_namespace_runs_what_a_thread_was_running_at_the_fork() {
+        const CHILD: &str = "BATCH_ALLOC_PID_NAMESPACE_CHILD";
+        const NAME: &str =
+            "sync::tests::a_child_in_a_new_pid_namespace_runs_what_a_thread_was_running_at_the_fork";
+        if std::env::var_os(CHILD).is_some() {
+            std::process::exit(init_forks_into_a_new_namespace());
+        }
+        let exe = std::env::current_exe().unwrap();
+        let output = std::process::Command::new("unshare")
+            .args(["--pid", "--fork"])
+            .arg(exe)
+            .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .output();
+        let output = match output {
+            Ok(output) if output.status.code() != Some(UNSHARE_REFUSED) => output,
+            Ok(_) | Err(_) => {
+                println!("skipped: unshare --pid --fork or unshare(CLONE_NEWPID) was refused");
+                return;
+            }
+        };
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{:?}: {stdout}", output.status);
+    }
+
+    /// Exit status of the process under `unshare` when it may not make a
+    /// namespace of its own.
+    const UNSHARE_REFUSED: i32 = 77;
+
+    /// Under `unshare --pid --fork`, as pid 1: a thread enters a run and
+    /// stays there; this thread moves its future children into a new PID
+    /// namespace and forks; the child (pid 1 there) calls the run. Exit
+    /// status: 0 if the child ran the function and exited, 1 if it hung or
+    /// did not, [`UNSHARE_REFUSED`] if the namespace could not be made.
+    fn init_forks_into_a_new_namespace() -> i32 {
+        static ONCE: RunOnce = RunOnce::new();
+        static RUNS: AtomicU32 = AtomicU32::new(0);
+        static RELEASE: AtomicBool = AtomicBool::new(false);
+        // SAFETY: no preconditions.
+        assert_eq!(unsafe { libc::getpid() }, 1, "pid 1 under unshare");
+        let runner = hold_a_run(&ONCE, &RUNS, &RELEASE);
+        // SAFETY: no preconditions; affects only the children forked next.
+        if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
+            return UNSHARE_REFUSED;
+        }
+        let child = fork_and_wait(CHILD_TIMEOUT, || {
+            // SAFETY: no preconditions.
+            let pid_one = unsafe { libc::getpid() } == 1;
+            ONCE.run(|| {
+                RUNS.fetch_add(1, Ordering::Relaxed);
+            });
+            let ran = RUNS.load(Ordering::Relaxed) == 2;
+            i32::from(!(pid_one && ran))
+        });
+        RELEASE.store(true, Ordering::Release);
+        runner.join().unwrap();
+        println!("the child, pid 1 in a new namespace: {child:?} (killed after {CHILD_TIMEOUT:?} if hung)");
+        i32::from(child != Forked::Exited(0))
     }
 }

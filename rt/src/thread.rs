@@ -40,7 +40,7 @@ use crate::queues::{drain_mailbox, give_back_runs, release_empty_spans};
 use crate::record::claim_record;
 use crate::region;
 use crate::remote;
-use crate::sync::{window, Ordering, RunOnce};
+use crate::sync::{nothing_around_fork, window, Ordering, RunOnce};
 use crate::types::{ClassQueues, OwnedHeap, OwnerWord, Span, NO_HEAP, QUEUE_NONE};
 
 /// This thread's heap, made on first use. `None` once the thread is exiting
@@ -72,7 +72,11 @@ fn init_current() -> Option<OwnedHeap> {
     // (the C library had no memory) a child could wait for good on a
     // notification a vanished thread left half done: no heap is made.
     FORK_HOOKS.run(|| {
-        if os::at_fork(nothing_before_fork, nothing_after_fork, after_fork_in_child) {
+        if os::at_fork(
+            nothing_around_fork,
+            nothing_around_fork,
+            after_fork_in_child,
+        ) {
             FORK_HOOKS_REGISTERED.store(true, Ordering::Relaxed);
         }
     });
@@ -105,11 +109,17 @@ fn init_current() -> Option<OwnedHeap> {
 /// into them), then the memory of every empty frame, the resident pool's
 /// included. Frees nothing that is in use.
 ///
-/// Memory goes back on its own anyway (empty frames past a resident pool of
-/// 32 MiB after 100 ms unused, a thread's runs and spans when it exits);
-/// `trim` is for a long-lived thread about to go idle after a burst. Other
-/// threads' runs and spans stay theirs. Inside a batch scope it leaves the
-/// thread's runs alone, and gives back the rest.
+/// Memory goes back on its own anyway, with the program's events: an
+/// empty frame past a resident pool of 32 MiB once it has waited a second
+/// unused, a freed large block's frames once they have waited 100 ms,
+/// each at the runtime's next refill (of a scope's run or a [`Batch`]),
+/// large block made or freed, or frame given back; a thread's runs and
+/// spans when it exits. A program that goes idle makes none of these
+/// events: `trim` is for a long-lived thread about to go idle after a
+/// burst. Other threads' runs and spans stay theirs. Inside a batch scope
+/// it leaves the thread's runs alone, and gives back the rest.
+///
+/// [`Batch`]: crate::Batch
 pub fn trim() {
     trim_current();
     pool::decommit_cached();
@@ -126,16 +136,22 @@ pub(crate) fn trim_current() {
     };
     outbox::send_all(record);
     if !scope_state().is_open() {
-        give_back_runs(record);
-        for run in &record.runs {
-            run.want.store(0, Ordering::Relaxed);
-        }
+        give_back_runs_and_start_small(record);
     }
     // SAFETY: this thread owns the record; no other reference to its state
     // is live.
     let local = unsafe { record.local() };
     drain_mailbox(record, local);
     release_empty_spans(local);
+}
+
+/// Gives back the unused slots of the heap's runs, and makes each run's
+/// next refill ask for a few slots again.
+fn give_back_runs_and_start_small(record: OwnedHeap) {
+    give_back_runs(record);
+    for run in &record.runs {
+        run.want.store(0, Ordering::Relaxed);
+    }
 }
 
 // ---- thread exit ----
@@ -181,7 +197,8 @@ fn retire_current() {
         return;
     };
     outbox::send_all(record);
-    give_back_runs(record);
+    // The record's next thread starts its runs small, as a new heap's.
+    give_back_runs_and_start_small(record);
     // SAFETY: as above.
     let local = unsafe { record.local() };
     drain_mailbox(record, local);
@@ -241,21 +258,19 @@ static FORK_HOOKS: RunOnce = RunOnce::new();
 /// run's store has the one but not the other).
 static FORK_HOOKS_REGISTERED: AtomicBool = AtomicBool::new(false);
 
-unsafe extern "C" fn nothing_before_fork() {}
-
-unsafe extern "C" fn nothing_after_fork() {}
-
 /// In the child: only the forking thread exists. A thread that was
 /// notifying an owner when the process forked is gone, and left NOTIFYING
 /// set, which an owner would wait on forever; and its mailbox push may or
 /// may not have happened. Clear every such bit, and rebuild this thread's
-/// mailbox from the spans that belong in it. (Spans of the other threads'
+/// mailbox from the spans that belong in it. A thread that was pooling or
+/// taking an empty frame is gone too: count the pool's stacks again. (Spans of the other threads'
 /// heaps stay theirs: their boxes can still be freed, remotely, and the
 /// spans are not reused in the child.)
 unsafe extern "C" fn after_fork_in_child() {
     // Before the run is done, whose release publishes it.
     FORK_HOOKS_REGISTERED.store(true, Ordering::Relaxed);
     FORK_HOOKS.done_after_fork();
+    pool::recount_after_fork();
     let heap = current();
     let rebuild = heap != NO_HEAP;
     if rebuild {

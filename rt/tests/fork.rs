@@ -53,7 +53,8 @@ use batch_alloc_rt::limits::REGION_BYTES;
 use batch_alloc_rt::{is_active, size_classes, stats, Batch, BatchAlloc, Stats};
 use workloads::in_child;
 use workloads::testing::{
-    assert_back_at, assert_live, overlap, seeded, Batches, Filled, Patterned, RngExt, SeededRng,
+    assert_back_at, assert_live, overlap, seeded, wait_or_kill, Batches, Filled, Forked, Patterned,
+    RngExt, SeededRng,
 };
 
 #[global_allocator]
@@ -285,43 +286,15 @@ fn errno() -> std::io::Error {
 /// Waits for child `pid` to exit with status 0, at most `CHILD_TIMEOUT`;
 /// kills it if it has not.
 fn wait(pid: libc::pid_t) -> Result<(), String> {
-    let start = Instant::now();
-    let mut nap = Duration::from_micros(20);
-    let mut status = 0;
-    loop {
-        // SAFETY: `pid` is this process's child; `status` is writable.
-        match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
-            0 => {}
-            done if done == pid => break,
-            _ if errno().kind() == std::io::ErrorKind::Interrupted => {}
-            _ => return Err(format!("waitpid failed: {}", errno())),
-        }
-        if start.elapsed() > CHILD_TIMEOUT {
-            // SAFETY: as above; the child has not been reaped, so `pid`
-            // is still it.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            return Err(format!(
-                "the child did not exit within {CHILD_TIMEOUT:?} (killed)"
-            ));
-        }
-        thread::sleep(nap);
-        nap = (nap * 2).min(Duration::from_millis(2));
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-        Ok(())
-    } else if libc::WIFSIGNALED(status) {
-        Err(format!(
-            "the child died of signal {}",
-            libc::WTERMSIG(status)
-        ))
-    } else {
-        let code = libc::WEXITSTATUS(status);
-        Err(format!(
+    match wait_or_kill(pid, CHILD_TIMEOUT) {
+        Forked::Exited(0) => Ok(()),
+        Forked::Exited(code) => Err(format!(
             "the child failed (exit status {code}; stderr has why)"
-        ))
+        )),
+        Forked::Signalled(signal) => Err(format!("the child died of signal {signal}")),
+        Forked::Hung => Err(format!(
+            "the child did not exit within {CHILD_TIMEOUT:?} (killed)"
+        )),
     }
 }
 
@@ -510,6 +483,85 @@ fn fork_during_first_init() -> Result<(), String> {
         .join()
         .map_err(|_| "the first heap's thread panicked")?;
     wait(pid)
+}
+
+/// Forks while another thread gives frames back: it builds and drops more
+/// boxes than the resident pool holds, so that frames wait on the pool's
+/// stacks, then calls `trim()`, which walks those stacks; the decay walks
+/// them too. A fork that lands inside a walk must not lose the frames the
+/// walk holds, nor leave the pool's counts off: each child calls `trim()`
+/// and must then find nothing cached. In a fresh process (the test binary
+/// run again), so that no other test's thread gives frames back at the
+/// fork; forks: `WALK_FORKS` (60 by default).
+#[test]
+#[cfg_attr(miri, ignore = "Miri cannot fork")]
+fn forks_while_another_thread_gives_frames_back() {
+    let child = in_child!(forks_while_another_thread_gives_frames_back, |_| {}, || {
+        let forks = std::env::var("WALK_FORKS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(60);
+        let outcomes = fork_while_frames_go_back(forks);
+        let left: Vec<_> = outcomes.iter().filter(|&&(_, c)| c != Some(0)).collect();
+        println!(
+            "fork during the pool's walks: {forks} forks, {} children with frames cached after trim",
+            left.len()
+        );
+        assert!(
+            left.is_empty(),
+            "children left with frames cached after trim (round, frames up to 100): {left:?}"
+        );
+    });
+    assert!(child.status.success(), "{child}");
+    println!(
+        "{}",
+        child
+            .output
+            .lines()
+            .find(|l| l.starts_with("fork during"))
+            .unwrap_or("")
+    );
+}
+
+/// Forks `forks` times while a walker thread builds and drops 96 MiB of
+/// boxes and trims, in a loop; each child trims and reports what stays
+/// cached. Returns each round and the frames the child found cached after
+/// its trim (in its exit status, up to 100), or `None` if it failed.
+fn fork_while_frames_go_back(forks: usize) -> Vec<(usize, Option<u64>)> {
+    const BOXES: usize = 96 << 20 >> 12;
+    let stop = Arc::new(AtomicBool::new(false));
+    let walker = {
+        let stop = stop.clone();
+        thread::spawn(move || {
+            let mut boxes = Vec::with_capacity(BOXES);
+            while !stop.load(Ordering::Relaxed) {
+                let mut batch = Batch::with_capacity(BOXES);
+                boxes.extend((0..BOXES).map(|i| batch.alloc([i as u8; 4096])));
+                drop(batch);
+                boxes.clear();
+                batch_alloc_rt::trim();
+            }
+        })
+    };
+    let mut rng = seeded(0x7A1C);
+    let outcomes = (0..forks)
+        .map(|round| {
+            thread::sleep(Duration::from_micros(rng.random_range(0..20_000)));
+            let ended = workloads::testing::fork_and_wait(CHILD_TIMEOUT, || {
+                batch_alloc_rt::trim();
+                let frames = stats().cached_bytes / batch_alloc_rt::limits::FRAME_SIZE as u64;
+                frames.min(100) as i32
+            });
+            let cached = match ended {
+                Forked::Exited(frames) => Some(frames as u64),
+                _ => None,
+            };
+            (round, cached)
+        })
+        .collect();
+    stop.store(true, Ordering::Relaxed);
+    walker.join().unwrap();
+    outcomes
 }
 
 /// Environment variables a settings child gets beside its own, so that the

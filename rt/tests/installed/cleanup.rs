@@ -189,3 +189,32 @@ fn keys() -> Keys {
     });
     Keys { early, late }
 }
+
+/// A thread that claims the heap record an exited thread handed back
+/// starts its runs small, as a new heap's: its first refill of a class
+/// asks for a few slots, then doubles. (A retired record kept its runs'
+/// requests, so that the next thread's first refill of a class the last
+/// one had used much took a whole span.)
+#[test]
+fn a_heap_record_handed_back_starts_its_runs_small() {
+    type Boxed = [u64; 8];
+    const BOXES: usize = 100;
+    serially(|| {
+        // Makes its runs of `Boxed`'s class ask for whole spans, and exits.
+        on_fresh_thread(|| {
+            let boxes: Vec<Box<Boxed>> =
+                batch_alloc_rt::scope(|| (0..5_000).map(|i| Box::new([i; 8])).collect());
+            drop(boxes);
+        });
+        // Claims the record handed back last: the one above.
+        let refills = on_fresh_thread(|| {
+            let mut boxes: Vec<Box<Boxed>> = Vec::with_capacity(BOXES);
+            let before = stats().reserve_calls;
+            batch_alloc_rt::scope(|| boxes.extend((0..BOXES as u64).map(|i| Box::new([i; 8]))));
+            stats().reserve_calls - before
+        });
+        // From a first refill of 8 slots: 8, 16, 32 and 64 (or, under Miri's
+        // smaller spans, more). One refill would mean a whole span at once.
+        assert!(refills >= 4, "{BOXES} boxes took {refills} refills");
+    });
+}

@@ -158,6 +158,76 @@ fn the_limits_of_large_blocks() {
     });
 }
 
+/// Sizes a large block must never reach in place: past the largest large
+/// block by far, where the block's frame count would not fit its 32-bit
+/// field (2^48 bytes are 2^32 frames of 64 KiB, so 2^48 + 128 KiB would
+/// read as two frames, the block's own size, and 2^48 + 64 KiB as one, a
+/// shrink), and at the top of what a `Layout` allows.
+const HUGE: [usize; 5] = [
+    (1 << 48) + 2 * (64 << 10),
+    (1 << 48) + (64 << 10),
+    1 << 48,
+    1 << 62,
+    isize::MAX as usize - 7,
+];
+
+/// A huge `realloc` or `try_reserve` of a large block fails as the system
+/// allocator's does, and leaves the block where it was, whole, with its
+/// neighbour untouched: it never "succeeds" in place with frames the block
+/// does not have.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri stops at an allocation it cannot serve rather than return null"
+)]
+fn a_large_block_asked_to_grow_past_any_limit_fails_as_the_system_allocator_does() {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    serially(|| {
+        on_fresh_thread(|| {
+            let len = 2 * FRAME_SIZE;
+            in_scope(|| ());
+            let (mut v, neighbour) = in_scope(|| (filled(len, 1), filled(len, 2)));
+            let before = stats();
+            let at = v.as_ptr();
+            let layout = Layout::array::<u8>(len).unwrap();
+            for size in HUGE {
+                // What the system allocator does with the same request.
+                // SAFETY: a block of `layout`, reallocated (or not) and freed.
+                let system = unsafe {
+                    let block = System.alloc(layout);
+                    let grown = System.realloc(block, layout, size);
+                    System.dealloc(if grown.is_null() { block } else { grown }, layout);
+                    !grown.is_null()
+                };
+                let reserved = in_scope(|| v.try_reserve_exact(size - v.len()));
+                assert_eq!(
+                    (reserved.is_ok(), v.capacity(), v.as_ptr()),
+                    (system, len, at),
+                    "try_reserve_exact to {size} bytes"
+                );
+                // SAFETY: the vector's block, of `layout`; on success the
+                // vector would own the result, so a success is taken back.
+                let moved = unsafe { std::alloc::realloc(v.as_mut_ptr(), layout, size) };
+                assert!(moved.is_null(), "realloc to {size} bytes gave {moved:p}");
+            }
+            assert!(intact(&v, 1), "the block kept its bytes");
+            assert!(intact(&neighbour, 2), "its neighbour kept its bytes");
+            let after = stats();
+            assert_eq!(
+                (after.span_bytes, after.live_slots),
+                (before.span_bytes, before.live_slots),
+                "the block kept its frames"
+            );
+            // A block made after all that is apart from both.
+            let next = in_scope(|| filled(FRAME_SIZE, 3));
+            for other in [&v, &neighbour] {
+                let (a, b) = (next.as_ptr_range(), other.as_ptr_range());
+                assert!(a.end <= b.start || b.end <= a.start, "overlap");
+            }
+        });
+    });
+}
+
 /// Issue 30's reproducer: a 128 KiB block filled, freed, its memory given
 /// back by `trim`, then `vec![0; ..]` of the same size, which the freed
 /// extent serves. Returns the number of bytes that are not zero, and of

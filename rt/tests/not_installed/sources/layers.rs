@@ -30,9 +30,16 @@ fn layers(lib: &str) -> BTreeMap<String, usize> {
     layers
 }
 
-/// The code of a source file without comments and without its unit tests.
+/// The code of a source file without comments and without its unit tests
+/// (a `mod tests` under a `#[cfg(test)]`, or a `#[cfg(all(test, ..))]`).
 pub(crate) fn code(source: &str) -> String {
-    let source = match source.find("#[cfg(test)]\nmod tests") {
+    let tests = source.find("\nmod tests").and_then(|at| {
+        let attribute = source[..at].rfind('\n').map_or(0, |line| line + 1);
+        source[attribute..at]
+            .starts_with("#[cfg(")
+            .then_some(attribute)
+    });
+    let source = match tests {
         Some(at) => &source[..at],
         None => source,
     };

@@ -1,14 +1,16 @@
 //! What the tests share: a test binary's one serial lock ([`serially`]),
 //! checks on live objects and on the statistics, objects that carry a fill
 //! pattern ([`Filled`], and [`Captured`] for the capture tests), part of a
-//! test run in a child process ([`in_child!`](crate::in_child)), a
-//! seeded generator ([`seeded`]), and futures polled to their end on the
-//! test's thread ([`block_on`]).
+//! test run in a child process ([`in_child!`](crate::in_child)), a child
+//! made by `fork()` ([`fork_and_wait`]), a seeded generator ([`seeded`]),
+//! and futures polled to their end on the test's thread ([`block_on`]).
 
 mod captured;
 mod check;
 mod child;
 mod filled;
+#[cfg(unix)]
+mod forked;
 mod poll;
 mod serial;
 
@@ -16,6 +18,8 @@ pub use captured::*;
 pub use check::*;
 pub use child::*;
 pub use filled::*;
+#[cfg(unix)]
+pub use forked::*;
 pub use poll::*;
 pub use serial::*;
 
