@@ -22,6 +22,17 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
         .and_then(supported);
     let (args, mut item) = both(args, item)?;
     match &mut item {
+        // Another attribute macro below this one expands later, and one
+        // made for `async fn` (`#[tokio::test]`, `#[async_trait]`) must see
+        // it as written: this attribute goes below it, to expand after it.
+        Item::Fn(function) if function.sig.asyncness.is_some() && has_macro(&function.attrs) => {
+            let runtime = Runtime::find(args.krate.as_ref())?;
+            function.attrs.push(runtime.attribute(args.krate.as_ref()));
+        }
+        Item::Impl(block) if has_macro(&block.attrs) => {
+            let runtime = Runtime::find(args.krate.as_ref())?;
+            block.attrs.push(runtime.attribute(args.krate.as_ref()));
+        }
         Item::Fn(function) => {
             let runtime = Runtime::find(args.krate.as_ref())?;
             rewrite_fn(
@@ -55,6 +66,11 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> Result<TokenStream
                         continue;
                     }
                 };
+                if method.sig.asyncness.is_some() && has_macro(&method.attrs) {
+                    // As for a function: after the method's own macros.
+                    method.attrs.push(runtime.attribute(krate.as_ref()));
+                    continue;
+                }
                 rewrite_fn(
                     &runtime,
                     &mut method.sig,
@@ -168,6 +184,29 @@ fn take_own_attribute(attrs: &mut Vec<Attribute>) -> Result<Option<Args>> {
         }
     };
     Ok(Some(args))
+}
+
+/// Whether `attrs` hold an attribute macro (one the compiler does not know
+/// itself): `#[tokio::test]`, `#[async_trait]`, `#[instrument]`.
+fn has_macro(attrs: &[Attribute]) -> bool {
+    /// The compiler's own attributes that can stand on a function or an
+    /// impl block.
+    const BUILT_IN: [&str; 27] = [
+        "cfg", "cfg_attr", "allow", "warn", "deny", "forbid", "expect", "deprecated", "must_use",
+        "doc", "inline", "cold", "track_caller", "no_mangle", "export_name", "link_section",
+        "link_name", "used", "naked", "target_feature", "instruction_set", "test", "ignore",
+        "should_panic", "automatically_derived", "unsafe", "coverage",
+    ];
+    /// Tools whose attributes the compiler knows (`#[rustfmt::skip]`).
+    const TOOLS: [&str; 4] = ["rustfmt", "clippy", "diagnostic", "rustdoc"];
+    attrs.iter().any(|attr| {
+        let path = attr.path();
+        match (path.leading_colon, path.segments.len()) {
+            (None, 1) => !BUILT_IN.iter().any(|name| path.is_ident(name)),
+            (None, _) => !TOOLS.iter().any(|tool| path.segments[0].ident == tool),
+            _ => true,
+        }
+    })
 }
 
 /// Whether `attr` is `#[batch_alloc..]` by any path (`#[batch_alloc]`,

@@ -50,6 +50,14 @@ impl Runtime {
         })
     }
 
+    /// `#[<facade>::batch_alloc]`, with `crate = #given` if the user gave
+    /// it: this attribute again, to put somewhere else.
+    pub(crate) fn attribute(&self, given: Option<&Path>) -> syn::Attribute {
+        let facade = &self.facade;
+        let args = given.map(|path| quote_spanned!(Span::mixed_site()=> (crate = #path)));
+        syn::parse_quote_spanned!(Span::mixed_site()=> #[#facade::batch_alloc #args])
+    }
+
     /// `<facade>::__private::#name`
     pub(crate) fn private(&self, name: &str) -> TokenStream {
         let facade = &self.facade;

@@ -228,3 +228,18 @@ fn rayon_workers_each_open_their_own_scope() {
         }
     });
 }
+
+// ---- another attribute macro below this one ----
+
+// `#[tokio::test]` must see an `async fn`: the attribute puts itself below
+// it, to make a scope of the function `tokio::test` makes (one that runs
+// the body to its end on a runtime of its own), so the body runs in it.
+// (It allocates nothing in the scope: it runs beside the serial tests,
+// which read the process's counters.)
+#[batch_alloc]
+#[tokio::test(flavor = "current_thread")]
+async fn an_async_test_below_the_attribute_runs_in_its_scope() {
+    assert!(open(), "the test's body ran without a scope");
+    tokio::task::yield_now().await;
+    assert!(open());
+}
