@@ -134,8 +134,6 @@ PROJECTS = {
         # copy is a package of another name (its library still `syn`),
         # which the workload depends on under the name `syn`.
         rename={"syn": "syn-annotated"},
-        # syn's own tests need the Rust repository's sources (tests/repo).
-        no_tests="syn's test suite runs over a checkout of rust-lang/rust's sources",
         style="Rust syntax trees (syn::parse_file), Box-heavy AST",
     ),
 }
@@ -226,6 +224,9 @@ static GLOBAL: batch_alloc::BatchAlloc<mimalloc::MiMalloc> =
 FULL = dict(rounds=5, runs=5, warmup=1, tests=True, callgrind=True)
 QUICK = dict(rounds=2, runs=3, warmup=1, tests=False, callgrind=False)
 ATTR = "#[::batch_alloc::batch_alloc(quiet)]"
+# How a crate's copies are made (prepared_copy): copies made by an earlier
+# recipe are made again.
+COPY_RECIPE = 2
 TEST_ALLOC = """
 // Added by benches/crates (batch-alloc's crates harness): the tests run on
 // BatchAlloc<System>.
@@ -425,14 +426,21 @@ def lib_root(crate_dir):
 
 
 def test_roots(crate_dir):
+    """The root file of each integration test target: `[[test]]` paths,
+    and cargo's auto-discovered tests/*.rs and tests/*/main.rs."""
     with open(os.path.join(crate_dir, "Cargo.toml"), "rb") as f:
         manifest = tomllib.load(f)
-    roots = [t["path"] for t in manifest.get("test", []) if "path" in t]
-    if not roots and manifest.get("package", {}).get("autotests", True):
-        tests = os.path.join(crate_dir, "tests")
-        if os.path.isdir(tests):
-            roots = [os.path.join("tests", f) for f in sorted(os.listdir(tests)) if f.endswith(".rs")]
-    return [os.path.join(crate_dir, r) for r in roots]
+    declared = manifest.get("test", [])
+    roots = [t.get("path") or os.path.join("tests", f"{t['name']}.rs") for t in declared]
+    tests = os.path.join(crate_dir, "tests")
+    if manifest.get("package", {}).get("autotests", True) and os.path.isdir(tests):
+        for f in sorted(os.listdir(tests)):
+            if f.endswith(".rs"):
+                roots.append(os.path.join("tests", f))
+            elif os.path.isfile(os.path.join(tests, f, "main.rs")):
+                roots.append(os.path.join("tests", f, "main.rs"))
+    roots = [os.path.normpath(r) for r in roots]
+    return [os.path.join(crate_dir, r) for r in dict.fromkeys(roots) if os.path.isfile(os.path.join(crate_dir, r))]
 
 
 def append(path, text):
@@ -440,13 +448,78 @@ def append(path, text):
         f.write(text)
 
 
+def annotation_stamp(facade):
+    """What an annotated copy is made from: a copy made from anything else
+    is made again."""
+    text = json.dumps([COPY_RECIPE, facade, ATTR, TEST_ALLOC] + [open(f).read() for f in ANNOTATOR_SOURCES])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def prepared_copy(name, version, registry_dir, kind, annotator, facade, work):
+    """The crate's copy of this kind (`plain` or `annotated`) under
+    WORK/src/KIND/NAME-VERSION (`work`: the facade's work_dir), made unless
+    an up-to-date one is there:
+    (directory, what the annotator did, or None for a plain copy)."""
+    stamp = annotation_stamp(facade)
+    dest = os.path.join(work, "src", kind, f"{name}-{version}")
+    done = os.path.join(dest, ".batch-alloc-harness")
+    if os.path.exists(done) and open(done).read() == stamp:
+        if kind == "annotated":
+            return dest, json.load(open(os.path.join(dest, ".annotation.json")))
+        return dest, None
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    shutil.copytree(registry_dir, dest, ignore=shutil.ignore_patterns("target", ".cargo-ok"))
+    # Writable, and dated now: cargo fingerprints path sources by mtime, and
+    # a copy dated as published could pass for the binaries of an earlier
+    # copy elsewhere (whose CARGO_MANIFEST_DIR, baked into tests, is gone).
+    now = time.time()
+    for root, dirs, files in os.walk(dest):
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o644)
+            os.utime(os.path.join(root, f), (now, now))
+    manifest = os.path.join(dest, "Cargo.toml")
+    with open(manifest, "rb") as f:
+        if "workspace" not in tomllib.load(f):
+            append(manifest, "\n# Added by batch-alloc's crates harness.\n[workspace]\n")
+    renamed = RENAMED.get(name)
+    if kind == "annotated" and renamed:
+        text = open(manifest).read()
+        package = re.search(r"^\[package\]\n(.*?)(?=^\[)", text, re.M | re.S)
+        header = re.sub(rf'^name = "{name}"$', f'name = "{renamed}"', package.group(1), count=1, flags=re.M)
+        if header == package.group(1) or not re.search(rf'^\[lib\]\nname = "{name.replace("-", "_")}"', text, re.M):
+            sys.exit(f"crates.py: cannot rename {name} in {manifest}")
+        open(manifest, "w").write(text[:package.start(1)] + header + text[package.end(1):])
+    result = None
+    if kind == "annotated":
+        result = json.loads(run([annotator, dest]).stdout.strip().splitlines()[-1])
+        if result["unparsed"]:
+            log(f"{name}: files left unannotated (syn could not parse them): {result['unparsed']}")
+        append(manifest, f'\n[dependencies.batch-alloc]\npath = "{facade}"\n')
+        append(lib_root(dest), "\n#[cfg(test)]" + TEST_ALLOC)
+        roots = []
+        for root in test_roots(dest):
+            text = open(root).read()
+            if "global_allocator" in text:
+                continue
+            append(root, TEST_ALLOC)
+            roots.append(os.path.relpath(root, dest))
+        result["test_roots_on_batchalloc"] = roots
+        json.dump(result, open(os.path.join(dest, ".annotation.json"), "w"))
+        log(f"annotated {name} {version}: {result['fns']} fns, {result['impls']} impls, "
+            f"{result['trait_methods']} trait default methods "
+            f"({result['const_fns_skipped']} const fns skipped, "
+            f"{result['item_macros_untouched']} item macros untouched)")
+    with open(done, "w") as f:
+        f.write(stamp)
+    return dest, result
+
+
 def prepare_sources(annotator, wanted, facade):
     """Copies each crate to annotate, plain and annotated; returns
     {name: {"version", "plain", "annotated", "annotation"}}."""
     ws_dir = os.path.join(WORK, "plain")
     packages = registry_packages(ws_dir)
-    stamp_text = json.dumps([facade, ATTR, TEST_ALLOC] + [open(f).read() for f in ANNOTATOR_SOURCES])
-    stamp = hashlib.sha256(stamp_text.encode()).hexdigest()[:16]
     sources = {}
     for name in wanted:
         versions = packages.get(name)
@@ -463,58 +536,9 @@ def prepare_sources(annotator, wanted, facade):
         version, registry_dir = versions[0]
         entry = dict(version=version)
         for kind in ("plain", "annotated"):
-            dest = os.path.join(WORK, "src", kind, f"{name}-{version}")
-            done = os.path.join(dest, ".batch-alloc-harness")
-            if os.path.exists(done) and open(done).read() == stamp:
-                entry[kind] = dest
-                if kind == "annotated":
-                    entry["annotation"] = json.load(open(os.path.join(dest, ".annotation.json")))
-                continue
-            if os.path.exists(dest):
-                shutil.rmtree(dest)
-            shutil.copytree(registry_dir, dest, ignore=shutil.ignore_patterns("target", ".cargo-ok"))
-            # Writable, and dated now: cargo fingerprints path sources by
-            # mtime, and a copy dated as published could pass for the
-            # binaries of an earlier copy elsewhere (whose
-            # CARGO_MANIFEST_DIR, baked into tests, is gone).
-            now = time.time()
-            for root, dirs, files in os.walk(dest):
-                for f in files:
-                    os.chmod(os.path.join(root, f), 0o644)
-                    os.utime(os.path.join(root, f), (now, now))
-            manifest = os.path.join(dest, "Cargo.toml")
-            append(manifest, "\n# Added by batch-alloc's crates harness.\n[workspace]\n")
-            renamed = RENAMED.get(name)
-            if kind == "annotated" and renamed:
-                text = open(manifest).read()
-                package = re.search(r"^\[package\]\n(.*?)(?=^\[)", text, re.M | re.S)
-                header = re.sub(rf'^name = "{name}"$', f'name = "{renamed}"', package.group(1), count=1, flags=re.M)
-                if header == package.group(1) or not re.search(rf'^\[lib\]\nname = "{name.replace("-", "_")}"', text, re.M):
-                    sys.exit(f"crates.py: cannot rename {name} in {manifest}")
-                open(manifest, "w").write(text[:package.start(1)] + header + text[package.end(1):])
-            if kind == "annotated":
-                result = json.loads(run([annotator, dest]).stdout.strip().splitlines()[-1])
-                if result["unparsed"]:
-                    log(f"{name}: files left unannotated (syn could not parse them): {result['unparsed']}")
-                append(manifest, f'\n[dependencies.batch-alloc]\npath = "{facade}"\n')
-                append(lib_root(dest), "\n#[cfg(test)]" + TEST_ALLOC)
-                roots = []
-                for root in test_roots(dest):
-                    text = open(root).read()
-                    if "global_allocator" in text:
-                        continue
-                    append(root, TEST_ALLOC)
-                    roots.append(os.path.relpath(root, dest))
-                result["test_roots_on_batchalloc"] = roots
-                json.dump(result, open(os.path.join(dest, ".annotation.json"), "w"))
-                entry["annotation"] = result
-                log(f"annotated {name} {version}: {result['fns']} fns, {result['impls']} impls, "
-                    f"{result['trait_methods']} trait default methods "
-                    f"({result['const_fns_skipped']} const fns skipped, "
-                    f"{result['item_macros_untouched']} item macros untouched)")
-            with open(done, "w") as f:
-                f.write(stamp)
-            entry[kind] = dest
+            entry[kind], annotation = prepared_copy(name, version, registry_dir, kind, annotator, facade, WORK)
+            if annotation is not None:
+                entry["annotation"] = annotation
         sources[name] = entry
     return sources
 
@@ -659,62 +683,6 @@ def prepare_inputs(paths, projects, builds, sizes):
     return info
 
 
-# ---- tests --------------------------------------------------------------
-
-TEST_LINE = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored.*)$")
-SECTION = re.compile(r"^\s*(Running (?:unittests )?(\S+)|Doc-tests (\S+))")
-
-
-def run_tests(dest):
-    env = cargo_env()
-    started = time.time()
-    # One stream, so that each test line follows its binary's header.
-    proc = subprocess.run(["cargo", "test", "--no-fail-fast", "--color", "never"], cwd=dest, env=env,
-                          text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    proc.stderr = proc.stdout
-    elapsed = time.time() - started
-    results = {}
-    section = "?"
-    for line in proc.stdout.splitlines():
-        m = SECTION.match(line)
-        if m:
-            section = m.group(2) or f"doc:{m.group(3)}"
-            continue
-        m = TEST_LINE.match(line.strip())
-        if m:
-            results[f"{section}::{m.group(1)}"] = m.group(2).split()[0]
-    return dict(returncode=proc.returncode, seconds=round(elapsed), results=results,
-                tail=(proc.stderr[-3000:] if proc.returncode != 0 and not results else ""))
-
-
-def tests(sources):
-    out = {}
-    skip = {c: p["no_tests"] for p in PROJECTS.values() if p.get("no_tests") for c in p["annotate"]}
-    for name, s in sources.items():
-        if name in skip:
-            log(f"tests of {name}: not run ({skip[name]})")
-            out[name] = dict(version=s["version"], skipped=skip[name])
-            continue
-        log(f"tests of {name} {s['version']}: as written ...")
-        plain = run_tests(s["plain"])
-        log(f"tests of {name}: annotated ...")
-        annotated = run_tests(s["annotated"])
-        same = plain["results"] == annotated["results"]
-        counts = lambda r: {k: sum(1 for v in r["results"].values() if v == k) for k in ("ok", "FAILED", "ignored")}
-        differ = sorted(k for k in set(plain["results"]) | set(annotated["results"])
-                        if plain["results"].get(k) != annotated["results"].get(k))
-        out[name] = dict(version=s["version"], plain=counts(plain), annotated=counts(annotated),
-                         plain_rc=plain["returncode"], annotated_rc=annotated["returncode"],
-                         plain_seconds=plain["seconds"], annotated_seconds=annotated["seconds"],
-                         identical=same, differ=differ[:50],
-                         annotated_tail=annotated["tail"], plain_tail=plain["tail"],
-                         test_roots_on_batchalloc=s["annotation"].get("test_roots_on_batchalloc", []))
-        log(f"tests of {name}: as written {counts(plain)} (exit {plain['returncode']}), "
-            f"annotated {counts(annotated)} (exit {annotated['returncode']}): "
-            f"{'identical' if same else 'DIFFERENT: ' + ', '.join(differ[:5])}")
-    return out
-
-
 # ---- rounds ------------------------------------------------------------
 
 def loadavg():
@@ -848,7 +816,13 @@ def main():
     ap.add_argument("--extra-rounds", action="store_true", help="and time them in the rounds too")
     ap.add_argument("--tests", dest="tests", action="store_true", default=None, help="run the crates' tests")
     ap.add_argument("--skip-tests", dest="tests", action="store_false")
-    ap.add_argument("--tests-only", action="store_true")
+    ap.add_argument("--tests-only", action="store_true",
+                    help="only the crates' own test suites (suites.py), as written and annotated, compared test by "
+                         "test; exits 1 unless every suite is identical")
+    ap.add_argument("--crates", metavar="A,B", help="the suites of these crates only (default: all of suites.SUITES)")
+    ap.add_argument("--profiles", metavar="P,Q", default="debug,release", help="of debug,release (default both)")
+    ap.add_argument("--timeout", type=int, default=1800, metavar="S",
+                    help="seconds for one cargo build or test run of a suite (default 1800)")
     ap.add_argument("--tests-from", metavar="RESULTS",
                     help="take the tests' outcome from an earlier results.json (same facade) instead of running them")
     ap.add_argument("--skip-callgrind", action="store_true")
@@ -883,7 +857,17 @@ def main():
             json.dump(earlier, f, indent=1)
         report(args.callgrind_only)
         return
-    if not args.tests_only and not shutil.which("hyperfine"):
+    import suites
+    suite_args = dict(names=args.crates.split(",") if args.crates else None,
+                      profiles=pick(args.profiles, suites.PROFILES, "profile"), timeout=args.timeout)
+    if args.tests_only:
+        facade = resolve_facade(args.facade)
+        log(f"facade {facade}; cargo target {target_dir()}")
+        res, path = suites.run(facade, **suite_args)
+        print(open(path).read())
+        log(f"done in {res['seconds']} s: {path}")
+        sys.exit(0 if suites.all_identical(res) else 1)
+    if not shutil.which("hyperfine"):
         sys.exit("crates: hyperfine is not on PATH (apt install hyperfine, or cargo install hyperfine)")
     cfg = dict(QUICK if args.quick else FULL)
     for key in ("rounds", "runs", "warmup"):
@@ -923,13 +907,11 @@ def main():
         earlier = json.load(open(args.tests_from))
         if earlier["facade"].get("snapshot") != results["facade"].get("snapshot"):
             sys.exit(f"crates.py: {args.tests_from} was run against another facade")
-        results["tests"] = earlier["tests"]
+        # A full run's results, or a --tests-only run's.
+        results["tests"] = earlier.get("tests", earlier)
         results["tests_from"] = os.path.abspath(args.tests_from)
-    elif cfg["tests"] or args.tests_only:
-        results["tests"] = tests(sources)
-    if args.tests_only:
-        finish(results, out_dir, started)
-        return
+    elif cfg["tests"]:
+        results["tests"], _ = suites.run(facade, **suite_args)
 
     if any(b in LIMIT_BUILDS for b in builds):
         check_limit()

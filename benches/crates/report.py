@@ -22,6 +22,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from crates import BUILD_TITLES, ROOT  # noqa: E402
+import suites  # noqa: E402
 
 MODES = {"once": "parse once (a fresh process: read the input, parse, drop, exit)",
          "warm": "warm (five parses in one process; the fifth parse and its drop reported)"}
@@ -149,6 +150,177 @@ def measured(res):
 def limit_summary(res):
     """Every workload against the limit (the top of the page)."""
     rows = []
+    for w in measured(res):
+        for mode in ("once", "warm"):
+            if not (figs := limit_figures(res, w, mode)):
+                continue
+            f = figs[0]
+            inst = [work_instructions(res, w, b) for b in ("mimalloc", "scope_mimalloc", "limit")]
+            rows.append([w, mode, f"{x(f['mimalloc'][1])} ({f['mimalloc'][2][0]:.2f}–{f['mimalloc'][2][1]:.2f})",
+                         f"**{x(f['scope_mimalloc'][1])}** ({f['scope_mimalloc'][2][0]:.2f}–"
+                         f"{f['scope_mimalloc'][2][1]:.2f})", share_text(figs),
+                         " / ".join(mb(peak(res, w, mode, b)).replace(" MiB", "")
+                                    for b in ("mimalloc", "scope_mimalloc", "limit")) + " MiB",
+                         " / ".join(f"{n / 1e6:,.0f}" for n in inst) + " M" if all(inst) and mode == "once" else ""])
+    return table(["workload", "mode", "mimalloc / limit", "batch / limit", "share of mimalloc's gap closed",
+                  "peak RSS: mimalloc / batch / limit",
+                  "instructions of the parse and drop: mimalloc / batch / limit"], rows,
+                 ["---", "---"] + ["---:"] * 5)
+
+
+def parse_ratio(res, w, b, base="mimalloc", mode="once"):
+    cells = res["cells"][w][mode]
+    if not cells.get(b) or not cells.get(base):
+        return "–"
+    rs = ratios(per_round(cells[base], lambda run: run["parse_ns"]),
+                per_round(cells[b], lambda run: run["parse_ns"]))
+    return f"{x(med(rs))}{spread(rs)}"
+
+
+def readme_table(res):
+    """The README's table: each workload's parse in scope() and annotated
+    against mimalloc (once), peak RSS, and the limit's columns."""
+    rows = []
+    for w in measured(res):
+        lim = {m: limit_figures(res, w, m) for m in ("once", "warm")}
+        if not all(lim.values()):
+            continue
+        inst = {b: work_instructions(res, w, b) for b in ("mimalloc", "scope_mimalloc", "limit")}
+        rows.append([f"{w} ({res['projects'][res['inputs'][w]['project']]['style']})",
+                     parse_ratio(res, w, "scope_mimalloc"), parse_ratio(res, w, "batch_mimalloc"),
+                     f"{mb(peak(res, w, 'once', 'scope_mimalloc')).replace(' MiB', '')} / "
+                     f"{mb(peak(res, w, 'once', 'mimalloc'))}",
+                     " · ".join(x(lim[m][0]["mimalloc"][1]) for m in lim),
+                     " · ".join(f"**{x(lim[m][0]['scope_mimalloc'][1])}**" for m in lim),
+                     " · ".join(share_text(lim[m]) for m in lim),
+                     f"{inst['mimalloc'] / inst['limit']:.3f}, {inst['scope_mimalloc'] / inst['limit']:.3f}"
+                     if all(inst.values()) else "–"])
+    return "\n".join([README_BEGIN, ""] + table(
+        ["workload", "parse in one `scope()`", "every fn and impl annotated", "peak RSS, `scope()` / mimalloc",
+         "mimalloc / limit, once · warm", "batch / limit, once · warm",
+         "share of mimalloc's gap closed, once · warm",
+         "instructions of the work: mimalloc / limit, batch / limit"], rows, ["---"] + ["---:"] * 7)
+        + [README_END])
+
+
+def limit_table(res, w, mode):
+    if not (figs := limit_figures(res, w, mode)):
+        return []
+    return ([f"Against the limit, {mode}: work is the reported parse and its drop; `/ limit` is this "
+             "build's work over the limit's, within each round (median and range over rounds; above 1: "
+             "slower than the limit).", ""]
+            + table(["build", "work", "/ limit"],
+                    [[BUILD_TITLES.get(b, b), f"{t / 1e6:.1f} ms", "" if b == "limit" else f"{x(r)} ({lo:.2f}–{hi:.2f})"]
+                     for b, (t, r, (lo, hi)) in figs[0].items()], ["---", "---:", "---:"])
+            + [f"Share of mimalloc's gap to the limit closed by `scope()` on BatchAlloc<MiMalloc>: "
+               f"{share_text(figs)}.", ""])
+
+
+def notes(res, w):
+    """The limit's own figures and the allocator's counters, over the
+    reported parse."""
+    limit, counters = [], []
+    for mode in ("once", "warm"):
+        for b in res["builds"]:
+            runs = runs_of(res, w, mode, b)
+            if lim := next((r["limit"] for r in runs if r.get("limit")), None):
+                refused = max(r["limit"]["refused"] for r in runs if r.get("limit"))
+                limit.append(f"{mode}, {BUILD_TITLES.get(b, b)}: {lim['bytes'] / 2**20:.1f} MiB bumped through "
+                             f"by the reported parse, {num(lim['resets'])} resets"
+                             + (f", **{refused} refused** (something outlived a parse)" if refused else ""))
+            if c := next((r["batch"] for r in runs if r.get("batch")), None):
+                counters.append(f"{mode}, {BUILD_TITLES.get(b, b)}: {num(c['scoped_allocations'])} allocations "
+                                f"from scopes, {num(c['reserve_calls'])} refills, "
+                                f"{c['span_bytes'] / 2**20:.1f} MiB of spans with the value alive")
+    return ([f"The limit over the reported parse: {'; '.join(limit)}.", ""] if limit else []) + (
+        [f"Allocator counters over the reported parse: {'; '.join(counters)}.", ""] if counters else [])
+
+
+def workload(res, w):
+    info = res["inputs"][w]
+    proj = res["projects"][info["project"]]
+    made = "the crates' sources from crates.io, at pinned versions" if proj.get("corpus") else "generated"
+    L = [f"## {w}: {proj['style']}", "",
+         f"Input: {info['size']:,} {info['about']} ({info['input_bytes'] / 1e6:.2f} MB), {made}; "
+         f"annotated: {', '.join(proj['annotate'])}.", ""]
+    for mode in ("once", "warm"):
+        L += cell_table(res, w, mode) + limit_table(res, w, mode)
+    inst = (res.get("instructions") or {}).get(w) or {}
+    if (base := inst.get("glibc")) and (mi := inst.get("mimalloc")):
+        L += ["Instructions of a `once` process (callgrind; `÷`: the baseline's count divided by this one's, "
+              "above 1: fewer instructions):", ""] + table(
+            ["build", "instructions", "glibc ÷", "mimalloc ÷"],
+            [[BUILD_TITLES.get(b, b), f"{n / 1e6:,.1f} M", f"{base / n:.3f}", f"{mi / n:.3f}"]
+             for b, n in inst.items()], ["---"] + ["---:"] * 3)
+    if wi := (res.get("instructions_work") or {}).get(w):
+        lim = wi.get("limit")
+        L += ["Instructions of the reported parse and of its drop (callgrind, counted between dumps at the "
+              "start of each, in a `once` process; the drop's includes the process's exit, which frees "
+              "little more than the input; for the limit, the parse after the warm-up):", ""] + table(
+            ["build", "parse", "drop", "parse + drop", "/ limit"],
+            [[BUILD_TITLES.get(b, b), f"{n['parse'] / 1e6:,.1f} M", f"{n['drop'] / 1e6:,.1f} M",
+              f"{(n['parse'] + n['drop']) / 1e6:,.1f} M",
+              f"{(n['parse'] + n['drop']) / (lim['parse'] + lim['drop']):.3f}" if lim else ""]
+             for b, n in wi.items()], ["---"] + ["---:"] * 4)
+    return L + notes(res, w)
+
+
+def write(res):
+    cfg, fac = res["cfg"], res["facade"]
+    dirty = f" with uncommitted changes to {', '.join(d[3:] for d in fac['dirty'])}" if fac.get("dirty") else ""
+    L = ["# Published parser crates, as written and annotated", "",
+         "<!-- Generated by benches/crates/report.py from results.json, kept as docs/crates.json: "
+         "`benches/crates/run.sh --report-only docs/crates.json` rewrites this page; `python3 "
+         "benches/crates/report.py RESULTS --publish` a new run's (and the README's table). -->", "",
+         f"Generated by **`benches/crates/run.sh`** ({cfg['rounds']} rounds; per round, per workload and mode, "
+         f"one hyperfine run of the builds in a shuffled order, {cfg['warmup']} warm-up and {cfg['runs']} timed "
+         f"runs each), started {res['started']}, batch-alloc at {fac.get('commit')}{dirty}; "
+         f"{res.get('seconds', 0) // 60} min in all (building {res.get('build_seconds', 0) // 60} min). "
+         f"Host: {res['host']['nproc']} cores; transparent huge pages `{res['host']['thp']['enabled']}`, "
+         f"defrag `{res['host']['thp']['defrag']}`."]
+    if res.get("note"):
+        L += ["", res["note"]]
+    L += ["", "Builds: *as written* is each crate as published; *annotated* is the same crate with "
+          "`#[batch_alloc]` on every fn and impl of its sources (and of the library whose loops drive its "
+          "parse: winnow for kdl, serde_core for serde_json), by support/annotate (syn's annotated copy is a "
+          "package of another name, `syn-annotated`, since batch-alloc's attribute itself depends on syn); "
+          "*in scope()* is the crate as written with the parse inside one `batch_alloc::scope`; *limit* is "
+          "the crate as written on the warm arena (see below; in its `once` process a warm-up parse comes "
+          "first, so its process time counts two parses). The workload's own code (the driver, the derived "
+          "structs) is not annotated. Times: medians over rounds of each round's median; in brackets the "
+          "range over rounds. Ratios are speedups (baseline time / build time, above 1: faster), computed "
+          "within each round and then the median and range over rounds. Peak RSS and faults are per process "
+          "(getrusage at exit, the input text included), medians over all timed runs.", ""]
+    if any(limit_figures(res, w, "once") for w in measured(res)):
+        L += ["## Against the limit", "",
+              "The limit is a warm arena as the global allocator (benches/crates/workloads/limit.rs): it bumps "
+              "a pointer, frees nothing, and is reset to a mark once each parse has been dropped, after a "
+              "warm-up parse, so every timed parse runs through memory already faulted in. No allocator of "
+              "individually freeable objects can cost less. *batch* is the crate as written, its parse in one "
+              "`scope()`, on BatchAlloc<MiMalloc>. Ratios are of the work (the reported parse and its drop), "
+              "this build's over the limit's within each round: medians over rounds, range in brackets; above "
+              "1, slower than the limit. Share of mimalloc's gap closed: (mimalloc - batch) / (mimalloc - "
+              "limit), from the two median ratios. Peak RSS: medians over all timed runs. Instructions: "
+              "callgrind, the reported parse and its drop only (counted between dumps at the start of each), "
+              "of a `once` process. On this shared machine single rounds moved by far more than the gaps "
+              "between these builds (see the ranges): the instruction counts are the steady witness, and a "
+              "share computed from two small gaps (a few per cent each) is mostly noise.", ""]
+        L += limit_summary(res)
+    if ann := res.get("annotation"):
+        drops = any("drop_impls_skipped" in a for a in ann.values())  # runs of the earlier annotator
+        L += ["## What was annotated", ""] + table(
+            ["crate", "version", "fns", "impl blocks", "trait default methods", "const fns left",
+             "item macros left"] + ["`impl Drop` left"] * drops,
+            [[name, a["version"]] + [str(a[k]) for k in ("fns", "impls", "trait_methods", "const_fns_skipped",
+                                                          "item_macros_untouched")]
+             + [str(a.get("drop_impls_skipped", "–"))] * drops for name, a in ann.items()],
+            ["---", "---"] + ["---:"] * (5 + drops))
+    if tests := res.get("tests"):
+        L += ["## The crates' own test suites, as written and annotated", "",
+              "benches/crates/suites.py: `cargo test` of each crate as published and of its annotated copy "
+              "(unit and integration tests on `BatchAlloc<System>`, doc-tests on the default allocator), "
+              "in each profile; *identical*: the same tests, each with the same outcome.", ""]
+        L += suites.markdown(tests)
     for w in measured(res):
         for mode in ("once", "warm"):
             if not (figs := limit_figures(res, w, mode)):
