@@ -307,6 +307,16 @@ def suite(name, registry_dir, annotator, facade, profiles, timeout):
 
 # ---- the report -----------------------------------------------------------
 
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def shown(path):
+    """A path as the report shows it: relative to the repository when in it."""
+    rel = os.path.relpath(path, ROOT)
+    return path if rel.startswith("..") else rel
+
+
 def where(e):
     return f"{e['file']}:{e['line']}" if e["file"] else "(no span)"
 
@@ -318,7 +328,7 @@ def verdict(pr):
     if not a["build"]["ok"]:
         errs = a["build"]["errors"]
         first = f"; first `{where(errs[0])}` {errs[0]['code'] or ''} {errs[0]['message']}" if errs else ""
-        return f"**does not build** ({len(errs)} errors{first})"
+        return f"**does not build** ({plural(len(errs), 'error')}{first})"
     problems = pr["plain"]["run"]["problems"] + a["run"]["problems"]
     if pr["differ"]:
         return f"**{len(pr['differ'])} differ**"
@@ -329,7 +339,7 @@ def verdict(pr):
 
 def markdown(res):
     """The report: the table, then each difference and compile error."""
-    L = ["| crate | version | edition | what | tests as written (debug): passed / failed / ignored | "
+    L = ["## Every crate", "", "| crate | version | edition | what | tests as written (debug): passed / failed / ignored | "
          + " | ".join(res["profiles"]) + " |",
          "|---|---|---|---|---:|" + "---|" * len(res["profiles"])]
     for name, s in res["crates"].items():
@@ -339,19 +349,21 @@ def markdown(res):
         L.append(f"| {name} | {s['version']} | {s['edition']} | {kind} | {c['ok']} / {c['FAILED']} / {c['ignored']} | "
                  + " | ".join(verdict(s["profiles"][p]) for p in res["profiles"]) + " |")
     L.append("")
+    L += [f"{name}: {s['note']}." for name, s in res["crates"].items() if s.get("note")] + [""]
+    details = []
     for name, s in res["crates"].items():
         notes = []
         for profile, pr in s["profiles"].items():
             a = pr["annotated"]
             if not a["build"]["ok"]:
                 errs = a["build"]["errors"]
-                notes += [f"**{profile}: the annotated copy does not build**, {len(errs)} errors "
-                          f"(in {s['annotated_dir']}):", ""]
+                notes += [f"**{profile}: the annotated copy does not build**, {plural(len(errs), 'error')} "
+                          f"(in {shown(s['annotated_dir'])}):", ""]
                 notes += [f"- `{where(e)}:{e['column']}` {e['code'] or ''} {e['message']}" for e in errs[:20]]
                 if len(errs) > 20:
                     notes.append(f"- ... and {len(errs) - 20} more")
                 notes += ["", "The first ones in full:", "", "```"]
-                notes += [e["rendered"].rstrip() for e in errs[:3]] + ["```", ""]
+                notes += "\n\n".join(e["rendered"].rstrip() for e in errs[:3]).splitlines() + ["```", ""]
                 if not errs and a["build"]["tail"]:
                     notes += ["```", a["build"]["tail"].rstrip(), "```", ""]
                 continue
@@ -370,22 +382,63 @@ def markdown(res):
                 notes += [f"{profile}: {len(pr['new_warnings'])} warnings only in the annotated copy, first: "
                           + "; ".join(f"`{where(w)}` {w['message']}" for w in pr["new_warnings"][:3]), ""]
         if notes:
-            L += [f"### {name} {s['version']}", ""] + notes
+            details += [f"### {name} {s['version']}", ""] + notes
+    if details:
+        L += ["## What differs", ""] + details
     return L
+
+
+HOW = """Run it (everything it builds goes under target/crates/; about {minutes} min on 2 cores from a cold target
+directory):
+
+```sh
+benches/crates/run.sh --tests-only                          # every crate, debug and release; exits 1 unless all identical
+benches/crates/run.sh --tests-only --crates kdl             # one crate (or a list: kdl,indexmap)
+benches/crates/run.sh --tests-only --profiles debug         # one profile
+benches/crates/run.sh --tests-only --facade my-branch       # batch-alloc at a revision of this repository
+benches/crates/run.sh --tests-only --facade /path/to/worktree   # or a directory, as it is
+benches/crates/run.sh --tests-only --publish                # and write this page
+```
+
+Each crate, pinned (its dependencies by the lockfiles in benches/crates/locks/), is copied from cargo's
+registry twice: as published, and with `#[::batch_alloc::batch_alloc(quiet)]` put on every fn and impl
+block of its src/ by support/annotate, a path dependency on the facade, and `BatchAlloc<System>` as the
+global allocator of its unit-test binary and of each integration-test binary that has none of its own
+(doc-tests run the annotated library on the default allocator: rustdoc gives them no place for an item).
+In each profile, both copies are built (`cargo test --no-run --message-format json`: every compiler error
+with its file and line) and tested (`cargo test --no-fail-fast`); every `test NAME ... RESULT` line of
+every test binary is read, and checked against the binary's own `test result` counts. *Identical*: both
+ran the same tests, each with the same outcome (ok, FAILED or ignored); the count is of the tests
+compared. Differences, compile errors (file:line in the annotated copy, whose directory is given) and
+warnings that only the annotated copy gets follow the tables."""
 
 
 def report(res):
     fac = res["facade"]
-    minutes = res.get("seconds", 0) / 60
     L = ["# Published crates' own test suites, as written and annotated", "",
-         f"`benches/crates/run.sh --tests-only`, started {res['started']}, batch-alloc at {fac.get('commit')}"
+         "<!-- Generated by benches/crates/suites.py (`benches/crates/run.sh --tests-only --publish`); "
+         "do not edit. -->", "",
+         f"Run started {res['started']}, batch-alloc at {fac.get('commit')}"
          + (f" with uncommitted changes to {', '.join(d[3:] for d in fac['dirty'])}" if fac.get("dirty") else "")
-         + f" ({fac['path']}); {minutes:.0f} min in all on {res['nproc']} cores; {res['rustc']}.", "",
-         "Each crate as published and with `#[batch_alloc(quiet)]` on every fn and impl of its src/ (unit "
-         "and integration tests on `BatchAlloc<System>`, doc-tests on the default allocator), "
-         "`cargo test` in each profile; *identical*: the same tests, each with the same outcome "
-         "(the count is the tests compared).", ""]
-    return "\n".join(L + markdown(res)) + "\n"
+         + f"; {res.get('seconds', 0) / 60:.0f} min in all on {res['nproc']} cores ({res['rustc']}).", "",
+         HOW.format(minutes=res.get("cold_minutes", "?")), ""]
+    L += markdown(res)
+    rows = []
+    for name, s in res["crates"].items():
+        a = s["annotation"]
+        times = []
+        for profile, pr in s["profiles"].items():
+            t = [pr[k]["build"]["seconds"] + pr[k].get("run", {}).get("seconds", 0) for k in ("plain", "annotated")]
+            times.append(f"{t[0]} / {t[1]}")
+        rows.append(f"| {name} | {a['fns']} | {a['impls']} | {a['trait_methods']} | "
+                    f"{len(a['test_roots_on_batchalloc'])} | " + " | ".join(times) + " |")
+    L += ["## What was annotated, and the time it took", "",
+          "Time: building and running the suite, as written / annotated, in seconds (the first crate to "
+          "need a dependency builds it).", "",
+          "| crate | fns | impl blocks | trait default methods | integration-test binaries on BatchAlloc | "
+          + " | ".join(f"{p}: s" for p in res["profiles"]) + " |",
+          "|---|---:|---:|---:|---:|" + "---:|" * len(res["profiles"])] + rows
+    return "\n".join(L) + "\n"
 
 
 def run(facade, names=None, profiles=PROFILES, timeout=1800):
@@ -410,14 +463,24 @@ def run(facade, names=None, profiles=PROFILES, timeout=1800):
         res["seconds"] = round(time.time() - started)
         with open(path, "w") as f:
             json.dump(res, f, indent=1)
-    report_path = os.path.join(out_dir, "report.md")
-    with open(report_path, "w") as f:
-        f.write(report(res))
+    report_path = write_report(path)
     latest = os.path.join(SCRATCH, "suites", "latest")
     if os.path.islink(latest):
         os.remove(latest)
     os.symlink(stamp, latest)
     return res, report_path
+
+
+def write_report(results, publish=False):
+    """The report of a results.json: report.md beside it, or with
+    `publish` docs/crate-suites.md; returns its path."""
+    with open(results) as f:
+        res = json.load(f)
+    path = os.path.join(ROOT, "docs", "crate-suites.md") if publish else \
+        os.path.join(os.path.dirname(os.path.abspath(results)), "report.md")
+    with open(path, "w") as f:
+        f.write(report(res))
+    return path
 
 
 def all_identical(res):
