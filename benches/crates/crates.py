@@ -227,8 +227,8 @@ static GLOBAL: batch_alloc::BatchAlloc<mimalloc::MiMalloc> =
 FULL = dict(rounds=5, runs=5, warmup=1, tests=True, callgrind=True)
 QUICK = dict(rounds=2, runs=3, warmup=1, tests=False, callgrind=False)
 ATTR = "#[::batch_alloc::batch_alloc(quiet)]"
-# How a crate's copies are made (prepared_copy): copies made by an earlier
-# recipe are made again.
+# How a crate's copies are made (plain_copy, annotated_copy): copies made by
+# an earlier recipe are made again.
 COPY_RECIPE = 2
 TEST_ALLOC = """
 // Added by benches/crates (batch-alloc's crates harness): the tests run on
@@ -451,25 +451,16 @@ def append(path, text):
         f.write(text)
 
 
-def annotation_stamp(facade):
-    """What an annotated copy is made from: a copy made from anything else
-    is made again."""
-    text = json.dumps([COPY_RECIPE, facade, ATTR, TEST_ALLOC] + [open(f).read() for f in ANNOTATOR_SOURCES])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def stamp_of(*parts):
+    return hashlib.sha256(json.dumps([COPY_RECIPE, *parts]).encode()).hexdigest()[:16]
 
 
-def prepared_copy(name, version, registry_dir, kind, annotator, facade, work):
-    """The crate's copy of this kind (`plain` or `annotated`) under
-    WORK/src/KIND/NAME-VERSION (`work`: the facade's work_dir), made unless
-    an up-to-date one is there:
-    (directory, what the annotator did, or None for a plain copy)."""
-    stamp = annotation_stamp(facade)
-    dest = os.path.join(work, "src", kind, f"{name}-{version}")
+def fresh_copy(registry_dir, dest, stamp):
+    """Copies a crate from cargo's registry to `dest`, as its own workspace,
+    unless a copy made the same way (`stamp`) is there: True if copied."""
     done = os.path.join(dest, ".batch-alloc-harness")
     if os.path.exists(done) and open(done).read() == stamp:
-        if kind == "annotated":
-            return dest, json.load(open(os.path.join(dest, ".annotation.json")))
-        return dest, None
+        return False
     if os.path.exists(dest):
         shutil.rmtree(dest)
     shutil.copytree(registry_dir, dest, ignore=shutil.ignore_patterns("target", ".cargo-ok"))
@@ -485,42 +476,68 @@ def prepared_copy(name, version, registry_dir, kind, annotator, facade, work):
     with open(manifest, "rb") as f:
         if "workspace" not in tomllib.load(f):
             append(manifest, "\n# Added by batch-alloc's crates harness.\n[workspace]\n")
+    return True
+
+
+def mark_done(dest, stamp):
+    with open(os.path.join(dest, ".batch-alloc-harness"), "w") as f:
+        f.write(stamp)
+
+
+def plain_copy(name, version, registry_dir):
+    """The crate as published, in a workspace of its own under
+    target/crates/src/plain/ (the same for every facade)."""
+    dest = os.path.join(SCRATCH, "src", "plain", f"{name}-{version}")
+    stamp = stamp_of(registry_dir)
+    if fresh_copy(registry_dir, dest, stamp):
+        mark_done(dest, stamp)
+    return dest
+
+
+def annotated_copy(name, version, registry_dir, annotator, facade, work):
+    """The crate with every fn and impl annotated, under
+    WORK/src/annotated/ (`work`: the facade's work_dir): a path dependency
+    on the facade, and BatchAlloc<System> as the global allocator of its
+    unit-test binary and of each integration-test binary that has none.
+    Returns (directory, what the annotator did)."""
+    dest = os.path.join(work, "src", "annotated", f"{name}-{version}")
+    stamp = stamp_of(registry_dir, facade, ATTR, TEST_ALLOC, *[open(f).read() for f in ANNOTATOR_SOURCES])
+    if not fresh_copy(registry_dir, dest, stamp):
+        return dest, json.load(open(os.path.join(dest, ".annotation.json")))
+    manifest = os.path.join(dest, "Cargo.toml")
     renamed = RENAMED.get(name)
-    if kind == "annotated" and renamed:
+    if renamed:
         text = open(manifest).read()
         package = re.search(r"^\[package\]\n(.*?)(?=^\[)", text, re.M | re.S)
         header = re.sub(rf'^name = "{name}"$', f'name = "{renamed}"', package.group(1), count=1, flags=re.M)
         if header == package.group(1) or not re.search(rf'^\[lib\]\nname = "{name.replace("-", "_")}"', text, re.M):
             sys.exit(f"crates.py: cannot rename {name} in {manifest}")
         open(manifest, "w").write(text[:package.start(1)] + header + text[package.end(1):])
-    result = None
-    if kind == "annotated":
-        result = json.loads(run([annotator, dest]).stdout.strip().splitlines()[-1])
-        if result["unparsed"]:
-            log(f"{name}: files left unannotated (syn could not parse them): {result['unparsed']}")
-        append(manifest, f'\n[dependencies.batch-alloc]\npath = "{facade}"\n')
-        append(lib_root(dest), "\n#[cfg(test)]" + TEST_ALLOC)
-        roots = []
-        for root in test_roots(dest):
-            text = open(root).read()
-            if "global_allocator" in text:
-                continue
-            append(root, TEST_ALLOC)
-            roots.append(os.path.relpath(root, dest))
-        result["test_roots_on_batchalloc"] = roots
-        json.dump(result, open(os.path.join(dest, ".annotation.json"), "w"))
-        log(f"annotated {name} {version}: {result['fns']} fns, {result['impls']} impls, "
-            f"{result['trait_methods']} trait default methods "
-            f"({result['const_fns_skipped']} const fns skipped, "
-            f"{result['item_macros_untouched']} item macros untouched)")
-    with open(done, "w") as f:
-        f.write(stamp)
+    result = json.loads(run([annotator, dest]).stdout.strip().splitlines()[-1])
+    if result["unparsed"]:
+        log(f"{name}: files left unannotated (syn could not parse them): {result['unparsed']}")
+    append(manifest, f'\n[dependencies.batch-alloc]\npath = "{facade}"\n')
+    append(lib_root(dest), "\n#[cfg(test)]" + TEST_ALLOC)
+    roots = []
+    for root in test_roots(dest):
+        text = open(root).read()
+        if "global_allocator" in text:
+            continue
+        append(root, TEST_ALLOC)
+        roots.append(os.path.relpath(root, dest))
+    result["test_roots_on_batchalloc"] = roots
+    json.dump(result, open(os.path.join(dest, ".annotation.json"), "w"))
+    log(f"annotated {name} {version}: {result['fns']} fns, {result['impls']} impls, "
+        f"{result['trait_methods']} trait default methods "
+        f"({result['const_fns_skipped']} const fns skipped, "
+        f"{result['item_macros_untouched']} item macros untouched)")
+    mark_done(dest, stamp)
     return dest, result
 
 
 def prepare_sources(annotator, wanted, facade):
-    """Copies each crate to annotate, plain and annotated; returns
-    {name: {"version", "plain", "annotated", "annotation"}}."""
+    """Copies and annotates each crate to annotate; returns {name:
+    {"version", "annotated", "annotation"}}."""
     ws_dir = os.path.join(WORK, "plain")
     packages = registry_packages(ws_dir)
     sources = {}
@@ -537,12 +554,8 @@ def prepare_sources(annotator, wanted, facade):
             if len(versions) != 1:
                 sys.exit(f"crates.py: {name} resolves to several versions, none or several pinned: {versions}")
         version, registry_dir = versions[0]
-        entry = dict(version=version)
-        for kind in ("plain", "annotated"):
-            entry[kind], annotation = prepared_copy(name, version, registry_dir, kind, annotator, facade, WORK)
-            if annotation is not None:
-                entry["annotation"] = annotation
-        sources[name] = entry
+        dest, annotation = annotated_copy(name, version, registry_dir, annotator, facade, WORK)
+        sources[name] = dict(version=version, annotated=dest, annotation=annotation)
     return sources
 
 

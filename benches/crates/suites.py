@@ -11,7 +11,7 @@ Per crate (pinned below, and its dependencies pinned by the lockfile in
 benches/crates/locks/, written by the first run and committed):
 
 1. Copies: the crate as published, from cargo's registry cache, and its
-   annotated copy (crates.py's prepared_copy: `#[batch_alloc(quiet)]` on
+   annotated copy (crates.py's annotated_copy: `#[batch_alloc(quiet)]` on
    every fn and impl under src/, a path dependency on the facade, and
    BatchAlloc<System> as the global allocator of the unit-test binary and
    of each integration-test binary; doc-tests run the annotated library on
@@ -266,9 +266,9 @@ def edition(dest):
 
 def suite(name, registry_dir, annotator, facade, profiles, timeout):
     version = SUITES[name]["version"]
-    work = crates.work_dir(facade)
-    plain, _ = crates.prepared_copy(name, version, registry_dir, "plain", annotator, facade, work)
-    annotated, annotation = crates.prepared_copy(name, version, registry_dir, "annotated", annotator, facade, work)
+    plain = crates.plain_copy(name, version, registry_dir)
+    annotated, annotation = crates.annotated_copy(name, version, registry_dir, annotator, facade,
+                                                  crates.work_dir(facade))
     place_lock(name, version, plain, annotated)
     out = dict(version=version, edition=edition(plain), about=SUITES[name]["about"],
                runtime=SUITES[name].get("runtime"), note=SUITES[name].get("note"),
