@@ -494,14 +494,14 @@ def plain_copy(name, version, registry_dir):
     return dest
 
 
-def annotated_copy(name, version, registry_dir, annotator, facade, work):
-    """The crate with every fn and impl annotated, under
+def annotated_copy(name, version, registry_dir, annotator, facade, work, attr=ATTR):
+    """The crate with every fn and impl annotated with `attr`, under
     WORK/src/annotated/ (`work`: the facade's work_dir): a path dependency
     on the facade, and BatchAlloc<System> as the global allocator of its
     unit-test binary and of each integration-test binary that has none.
     Returns (directory, what the annotator did)."""
     dest = os.path.join(work, "src", "annotated", f"{name}-{version}")
-    stamp = stamp_of(registry_dir, facade, ATTR, TEST_ALLOC, *[open(f).read() for f in ANNOTATOR_SOURCES])
+    stamp = stamp_of(registry_dir, facade, attr, TEST_ALLOC, *[open(f).read() for f in ANNOTATOR_SOURCES])
     if not fresh_copy(registry_dir, dest, stamp):
         return dest, json.load(open(os.path.join(dest, ".annotation.json")))
     manifest = os.path.join(dest, "Cargo.toml")
@@ -513,7 +513,7 @@ def annotated_copy(name, version, registry_dir, annotator, facade, work):
         if header == package.group(1) or not re.search(rf'^\[lib\]\nname = "{name.replace("-", "_")}"', text, re.M):
             sys.exit(f"crates.py: cannot rename {name} in {manifest}")
         open(manifest, "w").write(text[:package.start(1)] + header + text[package.end(1):])
-    result = json.loads(run([annotator, dest]).stdout.strip().splitlines()[-1])
+    result = json.loads(run([annotator, dest, "--attr", attr]).stdout.strip().splitlines()[-1])
     if result["unparsed"]:
         log(f"{name}: files left unannotated (syn could not parse them): {result['unparsed']}")
     append(manifest, f'\n[dependencies.batch-alloc]\npath = "{facade}"\n')
@@ -535,7 +535,7 @@ def annotated_copy(name, version, registry_dir, annotator, facade, work):
     return dest, result
 
 
-def prepare_sources(annotator, wanted, facade):
+def prepare_sources(annotator, wanted, facade, attr):
     """Copies and annotates each crate to annotate; returns {name:
     {"version", "annotated", "annotation"}}."""
     ws_dir = os.path.join(WORK, "plain")
@@ -554,7 +554,7 @@ def prepare_sources(annotator, wanted, facade):
             if len(versions) != 1:
                 sys.exit(f"crates.py: {name} resolves to several versions, none or several pinned: {versions}")
         version, registry_dir = versions[0]
-        dest, annotation = annotated_copy(name, version, registry_dir, annotator, facade, WORK)
+        dest, annotation = annotated_copy(name, version, registry_dir, annotator, facade, WORK, attr)
         sources[name] = dict(version=version, annotated=dest, annotation=annotation)
     return sources
 
@@ -851,6 +851,9 @@ def main():
                          "snapshotted with git archive under target/crates/facade/ (default HEAD: "
                          "others' uncommitted edits do not leak in), or a directory (`.` for the "
                          "working tree as it is)")
+    ap.add_argument("--attr", default=ATTR,
+                    help=f"what the annotated copies get on every fn and impl (default {ATTR}; for a facade "
+                         "whose attribute takes no `quiet`: '#[::batch_alloc::batch_alloc]')")
     ap.add_argument("--note", help="a sentence for the top of the report")
     ap.add_argument("--report-only", metavar="RESULTS")
     ap.add_argument("--resume", metavar="DIR",
@@ -881,7 +884,8 @@ def main():
         report(args.callgrind_only)
         return
     suite_args = dict(names=args.crates.split(",") if args.crates else None,
-                      profiles=pick(args.profiles, suites.PROFILES, "profile"), timeout=args.timeout)
+                      profiles=pick(args.profiles, suites.PROFILES, "profile"), timeout=args.timeout,
+                      attr=args.attr)
     if args.tests_only:
         facade = resolve_facade(args.facade)
         log(f"facade {facade}; cargo target {target_dir()}")
@@ -919,7 +923,7 @@ def main():
     annotator = build_annotator()
     write_workspace("plain", {b: v for b, v in builds.items() if v[0] == "plain"}, projects, facade, None)
     wanted = [c for p in projects for c in PROJECTS[p]["annotate"]]
-    sources = prepare_sources(annotator, wanted, facade)
+    sources = prepare_sources(annotator, wanted, facade, args.attr)
     results = dict(started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                    facade=facade_info(facade), cfg=cfg, note=args.note, builds=list(builds),
                    projects={p: dict(PROJECTS[p]) for p in projects},

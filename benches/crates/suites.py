@@ -11,11 +11,12 @@ Per crate (pinned below, and its dependencies pinned by the lockfile in
 benches/crates/locks/, written by the first run and committed):
 
 1. Copies: the crate as published, from cargo's registry cache, and its
-   annotated copy (crates.py's annotated_copy: `#[batch_alloc(quiet)]` on
-   every fn and impl under src/, a path dependency on the facade, and
-   BatchAlloc<System> as the global allocator of the unit-test binary and
-   of each integration-test binary; doc-tests run the annotated library on
-   the default allocator, since rustdoc gives them no place for an item).
+   annotated copy (crates.py's annotated_copy: `#[batch_alloc(quiet)]`, or
+   --attr, on every fn and impl under src/, a path dependency on the
+   facade, and BatchAlloc<System> as the global allocator of the unit-test
+   binary and of each integration-test binary; doc-tests run the annotated
+   library on the default allocator, since rustdoc gives them no place for
+   an item).
 2. Per profile (`cargo test` and `cargo test --release`), per copy: build
    every test target (`cargo test --no-run --message-format json`: the
    compiler's errors and warnings with their file and line), then run the
@@ -264,11 +265,11 @@ def edition(dest):
         return tomllib.load(f)["package"].get("edition", "2015")
 
 
-def suite(name, registry_dir, annotator, facade, profiles, timeout):
+def suite(name, registry_dir, annotator, facade, profiles, timeout, attr):
     version = SUITES[name]["version"]
     plain = crates.plain_copy(name, version, registry_dir)
     annotated, annotation = crates.annotated_copy(name, version, registry_dir, annotator, facade,
-                                                  crates.work_dir(facade))
+                                                  crates.work_dir(facade), attr)
     place_lock(name, version, plain, annotated)
     out = dict(version=version, edition=edition(plain), about=SUITES[name]["about"],
                runtime=SUITES[name].get("runtime"), note=SUITES[name].get("note"),
@@ -317,6 +318,10 @@ def shown(path):
     return path if rel.startswith("..") else rel
 
 
+def coded(e):
+    return f"{e['code']} {e['message']}" if e["code"] else e["message"]
+
+
 def where(e):
     return f"{e['file']}:{e['line']}" if e["file"] else "(no span)"
 
@@ -327,7 +332,7 @@ def verdict(pr):
         return "as written does not build"
     if not a["build"]["ok"]:
         errs = a["build"]["errors"]
-        first = f"; first `{where(errs[0])}` {errs[0]['code'] or ''} {errs[0]['message']}" if errs else ""
+        first = f"; first `{where(errs[0])}` {coded(errs[0])}" if errs else ""
         return f"**does not build** ({plural(len(errs), 'error')}{first})"
     problems = pr["plain"]["run"]["problems"] + a["run"]["problems"]
     if pr["differ"]:
@@ -365,7 +370,7 @@ def markdown(res):
                 shown_errors = same
                 notes += [f"**{profile}: the annotated copy does not build**, {plural(len(errs), 'error')} "
                           f"(in {shown(s['annotated_dir'])}):", ""]
-                notes += [f"- `{where(e)}:{e['column']}` {e['code'] or ''} {e['message']}" for e in errs[:20]]
+                notes += [f"- `{where(e)}:{e['column']}` {coded(e)}" for e in errs[:20]]
                 if len(errs) > 20:
                     notes.append(f"- ... and {len(errs) - 20} more")
                 notes += ["", "The first ones in full:", "", "```"]
@@ -404,11 +409,12 @@ benches/crates/run.sh --tests-only --crates kdl             # one crate (or a li
 benches/crates/run.sh --tests-only --profiles debug         # one profile
 benches/crates/run.sh --tests-only --facade my-branch       # batch-alloc at a revision of this repository
 benches/crates/run.sh --tests-only --facade /path/to/worktree   # or a directory, as it is
+benches/crates/run.sh --tests-only --attr '#[::batch_alloc::batch_alloc]'   # another attribute text
 benches/crates/run.sh --tests-only --publish                # and write this page
 ```
 
 Each crate, pinned (its dependencies by the lockfiles in benches/crates/locks/), is copied from cargo's
-registry twice: as published, and with `#[::batch_alloc::batch_alloc(quiet)]` put on every fn and impl
+registry twice: as published, and with `{attr}` (`--attr`) put on every fn and impl
 block of its src/ by support/annotate, a path dependency on the facade, and `BatchAlloc<System>` as the
 global allocator of its unit-test binary and of each integration-test binary that has none of its own
 (doc-tests run the annotated library on the default allocator: rustdoc gives them no place for an item).
@@ -428,7 +434,7 @@ def report(res):
          f"Run started {res['started']}, batch-alloc at {fac.get('commit')}"
          + (f" with uncommitted changes to {', '.join(d[3:] for d in fac['dirty'])}" if fac.get("dirty") else "")
          + f"; {res.get('seconds', 0) / 60:.0f} min in all on {res['nproc']} cores ({res['rustc']}).", "",
-         HOW, ""]
+         HOW.format(attr=res.get("attr", crates.ATTR)), ""]
     L += markdown(res)
     rows = []
     for name, s in res["crates"].items():
@@ -448,7 +454,7 @@ def report(res):
     return "\n".join(L) + "\n"
 
 
-def run(facade, names=None, profiles=PROFILES, timeout=1800):
+def run(facade, names=None, profiles=PROFILES, timeout=1800, attr=crates.ATTR):
     """Runs the suites; writes target/crates/suites/STAMP/{results.json,
     report.md} and returns (results, path of the report)."""
     names = names or list(SUITES)
@@ -463,10 +469,10 @@ def run(facade, names=None, profiles=PROFILES, timeout=1800):
     dirs = fetch(names)
     res = dict(started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                facade=crates.facade_info(facade), profiles=list(profiles), nproc=os.cpu_count(),
-               rustc=crates.run(["rustc", "--version"]).stdout.strip(), crates={})
+               rustc=crates.run(["rustc", "--version"]).stdout.strip(), attr=attr, crates={})
     path = os.path.join(out_dir, "results.json")
     for n in names:
-        res["crates"][n] = suite(n, dirs[n], annotator, facade, profiles, timeout)
+        res["crates"][n] = suite(n, dirs[n], annotator, facade, profiles, timeout, attr)
         res["seconds"] = round(time.time() - started)
         with open(path, "w") as f:
             json.dump(res, f, indent=1)
