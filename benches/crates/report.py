@@ -22,6 +22,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from crates import BUILD_TITLES, ROOT  # noqa: E402
+import suites  # noqa: E402
 
 MODES = {"once": "parse once (a fresh process: read the input, parse, drop, exit)",
          "warm": "warm (five parses in one process; the fifth parse and its drop reported)"}
@@ -315,23 +316,11 @@ def write(res):
              + [str(a.get("drop_impls_skipped", "–"))] * drops for name, a in ann.items()],
             ["---", "---"] + ["---:"] * (5 + drops))
     if tests := res.get("tests"):
-        rows = []
-        for name, t in tests.items():
-            if t.get("skipped"):
-                rows.append([f"{name} {t['version']}", f"not run: {t['skipped']}", "", "", ""])
-                continue
-            p, a = t["plain"], t["annotated"]
-            rows.append([f"{name} {t['version']}", f"{p['ok']} / {p['FAILED']} / {p['ignored']}",
-                         f"{a['ok']} / {a['FAILED']} / {a['ignored']}",
-                         "yes" if t["identical"] else "**no**: " + ", ".join(t["differ"][:5]),
-                         f"{t['plain_seconds']} s / {t['annotated_seconds']} s"])
-        L += ["## The crates' own tests, as written and annotated", "",
-              "`cargo test --no-fail-fast` in a copy of each crate as published (default allocator) and in "
-              "the annotated copy, whose unit-test and integration-test binaries run on `BatchAlloc<System>` "
-              "(doc-tests: the annotated library on the default allocator). Compared: the outcome of every "
-              "test of every test binary.", ""] + table(
-            ["crate", "as written: passed / failed / ignored", "annotated: passed / failed / ignored",
-             "every test the same", "time as written / annotated"], rows, ["---", "---:", "---:", "---", "---:"])
+        L += ["## The crates' own test suites, as written and annotated", "",
+              "benches/crates/suites.py: `cargo test` of each crate as published and of its annotated copy "
+              "(unit and integration tests on `BatchAlloc<System>`, doc-tests on the default allocator), "
+              "in each profile; *identical*: the same tests, each with the same outcome.", ""]
+        L += suites.markdown(tests)
     for w in measured(res):
         L += workload(res, w)
     return "\n".join(L) + "\n"
