@@ -470,7 +470,12 @@ impl Thread {
                     true => FRAME_SIZE,
                     false => size,
                 };
-                let new_layout = layout_of(size, old.align());
+                // `realloc` keeps the block's alignment, so the size is cut
+                // for that alignment, not `layout_of`'s smaller one for huge
+                // sizes (rounded up, it would pass isize::MAX: the caller's
+                // fault, which the runtime's debug checks abort on).
+                let size = size.min(isize::MAX as usize - (old.align() - 1));
+                let new_layout = Layout::from_size_align(size, old.align()).unwrap();
                 shared.unplace(&block);
                 // SAFETY: a live block of this layout; the new size is not
                 // zero and, rounded to the alignment, at most isize::MAX.
