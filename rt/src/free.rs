@@ -1,15 +1,15 @@
-//! Freeing one slot: `dealloc` for a pointer inside the region.
+//! Where a freed slot goes: [`free`] decides, in one place, and does the
+//! owner's side of it. The other threads' side is `outbox.rs` (chains of
+//! frees sent back to their spans) and `remote.rs` (the push onto a span's
+//! remote list, and how the owner takes it back).
 //!
-//! On the owner thread a free is a push onto the span's own free list: no
-//! atomic instruction. From any other thread it is one compare-and-swap onto
-//! the span's remote list; the owner takes that list back in one exchange.
-//!
-//! The owner's path is written for the instructions it compiles to: the
-//! slot travels as scalars (a struct would be spilled to the stack before
-//! the branch), every rare case (a box smaller than a link, the last slot
+//! The owner's fast free is written for the instructions it compiles to:
+//! the common case touches the span's read-mostly line and the owner's
+//! line only, every rare case (a box smaller than a link, the last slot
 //! out, a span on the full queue, the hardened checks) is out of line, and
-//! the common case touches the span's read-mostly line and the owner's line
-//! only.
+//! each out-of-line step takes the slot as `free` holds it (the box's
+//! pointer, its location, its size: four registers), so that reaching it
+//! is a jump.
 
 use crate::fatal::fatal;
 use crate::heap;
@@ -23,48 +23,165 @@ use crate::region::Located;
 use crate::remote;
 use crate::sync::Ordering;
 use crate::thread;
-use crate::types::{HeapRecord, OwnedHeap, OwnerWord, Span, NO_HEAP};
+use crate::types::{HeapRecord, OwnedHeap, Span, NO_HEAP, ON_FULL_QUEUE};
 
-/// Frees the slot at `ptr`, located at `at`, that a box of `size` bytes
-/// gives up, on whichever thread this is.
+/// Frees the slot at `ptr`, located at `at` in the frame whose metadata is
+/// `span`, that a box of `size` bytes gives up, on whichever thread this
+/// is: the one place that decides where a freed slot goes. Whose the span
+/// is, seen from this thread's heap (one word: [`Whose`]), and the box's
+/// size pick one of five cases, tested in this order, as mimalloc's
+/// `mi_free_ex` picks one of four. The two common ones, the owner's fast
+/// free and the remote free into a chain, are done here; each other is one
+/// call. The first is inline in `dealloc`; the others are decided out of
+/// line (`elsewhere`, inside), since their tests, inlined, made `dealloc`
+/// too large to inline into its callers.
 ///
 /// # Safety
-/// - `ptr` is the start of a slot handed out in a `Box` (or by the scope's
-///   allocation) of `size` bytes and not freed since, `at` locates it, and
-///   the caller gives it up.
+/// - `ptr` is the start of a slot handed out in a `Box` (or by a scope's
+///   allocation) of `size` bytes and not freed since, `at` and `span`
+///   locate it, and the caller gives it up.
 #[inline(always)]
-pub(crate) unsafe fn free(ptr: *mut u8, at: Located, size: usize) {
-    let span = at.span();
+pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
     let heap = heap::current();
-    if HARDENED {
+    let whose = Whose(span.owner_xor(heap));
+    if !HARDENED && whose.is_avail_owner() && size >= LINK_BYTES {
+        // 1. The owner's fast free: this thread's heap owns the span, which
+        // is on its avail queue, and the box's own bytes hold a link. The
+        // slot goes onto the span's own free list: no atomic instruction,
+        // and no call but when the span's last slot comes back.
+        let offset = at.offset_in_frame();
+        if CHECK_SLOT_STARTS {
+            check_slot_start(span, offset);
+        }
+        // SAFETY: the span's owner is this thread's heap (a span's owner is
+        // never the no-heap marker), and the allocator path holds no other
+        // reference to its state.
+        let sl = unsafe { span.local() };
+        // SAFETY: the slot is given up by its box, whose pointer covers the
+        // link's bytes (`size >= LINK_BYTES`).
+        unsafe { write_link(ptr, sl.free_head, 0) };
+        sl.free_head = offset;
+        // One decrement counts and tests. A double free into a span with
+        // no slot out wraps the count, which debug builds catch here
+        // (release builds leave double frees to the `hardened` feature).
+        let used = span.used().wrapping_sub(1);
+        span.set_used(used);
+        if used == 0 || (cfg!(debug_assertions) && used == u32::MAX) {
+            // SAFETY: `heap` is what `current` returned, and owns the span.
+            last_slot_freed(unsafe { heap::owned(heap) }, at, span, used);
+        }
+        return;
+    }
+
+    /// Every other case. `whose` is what `free` read: the decision needs no
+    /// second read of the span, and the remote free's common case no other
+    /// span metadata.
+    ///
+    /// # Safety
+    /// - As for [`free`], with `heap` what `heap::current` returned.
+    #[inline(never)]
+    unsafe fn elsewhere(
+        ptr: *mut u8,
+        at: Located,
+        size: usize,
+        heap: *mut HeapRecord,
+        whose: Whose,
+    ) {
+        if HARDENED {
+            // Every free is checked first, and none takes the first case,
+            // which writes its link unencoded.
+            // SAFETY: forwarded contract.
+            unsafe { check_freed(ptr, at, size) };
+        }
+        if whose.is_owner() {
+            // 2. The owner's rare free: a span on this heap's full queue,
+            // which moves back to the avail queue, or a box smaller than a
+            // link, whose link is written byte by byte (a parser's one- to
+            // three-byte identifiers in `Box<str>`: a tenth of syn's
+            // frees); in hardened builds, every free of the owner.
+            // SAFETY: forwarded contract; `heap` owns the span, so it is a
+            // real record (a span's owner is one, or null), this thread's.
+            return unsafe { free_owned_rare(ptr, at, size, heap, whose.on_full_queue()) };
+        }
+        if heap == NO_HEAP {
+            // 3. A thread with no heap: one that never allocated from a
+            // batch or scope, freeing slots other threads handed it. It
+            // gets a heap, then takes case 4 or 5; one that cannot (it is
+            // exiting) pushes the slot at once.
+            // SAFETY: forwarded contract.
+            return unsafe { free_without_heap(ptr, at, size) };
+        }
+        if !whose.is_nobody(heap) && size >= LINK_BYTES {
+            // 4. A remote free: another heap owns the span, and the box's
+            // own bytes hold a link. The slot joins this thread's outbox
+            // chain for the span, with no atomic read-modify-write; the
+            // chain goes back in one compare-and-swap. A span that is armed
+            // (its owner waits for a free) or abandoned when its chain would
+            // start gets the free pushed at once instead (`outbox.rs`).
+            if CHECK_SLOT_STARTS {
+                check_slot_start(at.span(), at.offset_in_frame());
+            }
+            // SAFETY: `heap` is what `current` returned, not `NO_HEAP`
+            // (tested above): this thread's, and records are never freed.
+            // The slot is out and given up by its box, whose pointer covers
+            // the link.
+            return unsafe { outbox::post(&*heap, at, ptr) };
+        }
+        // 5. Pushed at once onto the span's remote list: a span no heap
+        // owns (abandoned by its exited owner, which the free counts down;
+        // a large block, whose frames go back), or a box smaller than a
+        // link into another heap's span.
         // SAFETY: forwarded contract.
-        return unsafe { free_rare(ptr, at.base, at.offset, size, heap) };
+        unsafe { free_pushed(ptr, at, size) }
     }
-    let owner = span.owner();
-    if !owner.is_avail_of(heap) || size < LINK_BYTES {
-        // SAFETY: forwarded contract.
-        return unsafe { free_slow(ptr, at.base, at.offset, size, heap, owner) };
+
+    // SAFETY: forwarded contract.
+    unsafe { elsewhere(ptr, at, size, heap, whose) }
+}
+
+/// Whose a span is, seen from the heap of the thread that frees into it
+/// (or [`NO_HEAP`]): the span's owner word XOR that heap's address
+/// ([`Span::owner_xor`]), as mimalloc's `mi_free_ex` XORs a page's thread
+/// id with its caller's, so that [`free`] tells its cases apart from one
+/// load with integer comparisons:
+///
+/// | word | whose |
+/// |---|---|
+/// | 0 | this heap's, on its avail queue |
+/// | [`ON_FULL_QUEUE`] | this heap's, on its full queue |
+/// | the heap's own address | nobody's: the owner word is null |
+/// | anything else | another heap's |
+///
+/// (A heap's address is 64-byte aligned, and `NO_HEAP` owns nothing, so
+/// the rows cannot meet.)
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct Whose(usize);
+
+impl Whose {
+    /// This thread's heap owns the span, on its avail queue.
+    #[inline(always)]
+    fn is_avail_owner(self) -> bool {
+        self.0 == 0
     }
-    let offset = at.offset_in_frame();
-    if CHECK_SLOT_STARTS {
-        check_slot_start(span, offset);
+
+    /// This thread's heap owns the span, on either queue.
+    #[inline(always)]
+    fn is_owner(self) -> bool {
+        self.0 <= ON_FULL_QUEUE
     }
-    // SAFETY: the span's owner is this thread's heap (a span's owner is
-    // never the no-heap marker), and the allocator path holds no other
-    // reference to its state.
-    let sl = unsafe { span.local() };
-    // SAFETY: the slot is given up by its box, whose pointer covers the
-    // link's bytes (`size >= LINK_BYTES`).
-    unsafe { write_link(ptr, sl.free_head, 0) };
-    sl.free_head = offset;
-    // One decrement counts and tests. A double free into a span with no
-    // slot out wraps the count, which debug builds catch here (release
-    // builds leave double frees to the `hardened` feature).
-    let used = span.used().wrapping_sub(1);
-    span.set_used(used);
-    if used == 0 || (cfg!(debug_assertions) && used == u32::MAX) {
-        // SAFETY: `heap` is what `current` returned, and owns the span.
-        last_slot_freed(unsafe { heap::owned(heap) }, at, span, used);
+
+    /// This thread's heap owns the span, on its full queue.
+    #[inline(always)]
+    fn on_full_queue(self) -> bool {
+        self.0 == ON_FULL_QUEUE
+    }
+
+    /// No heap owns the span (pooled, abandoned, a large block), seen from
+    /// `heap`.
+    #[inline(always)]
+    fn is_nobody(self, heap: *mut HeapRecord) -> bool {
+        self.0 == heap.addr()
     }
 }
 
@@ -80,211 +197,142 @@ fn last_slot_freed(heap: OwnedHeap, at: Located, span: &Span, used: u32) {
     after_local_free(heap, at.frame(), span);
 }
 
-/// Every other free: a span on this thread's full queue, another thread's
-/// span, a box smaller than a link. A free into this thread's own span
-/// pushes onto its list here; the common remote one, into an owned span,
-/// goes to this thread's outbox (no atomic instruction and no stack
-/// frame); the rest go further out of line.
-/// `owner` is the span's owner word as the caller read it: the decision
-/// needs no second read, and the outbox's common case no span metadata.
+/// [`free`]'s case 2: a free into this thread's own span that the fast
+/// free leaves out. Out of line, so that `free`'s remote case keeps no
+/// stack frame.
 ///
 /// # Safety
-/// - As for [`free`], with `base` and `offset` locating `ptr`.
+/// - As for [`free`], and `heap`, this thread's heap, owns the span, on its
+///   full queue if `full`.
 #[inline(never)]
-unsafe fn free_slow(
+unsafe fn free_owned_rare(
     ptr: *mut u8,
-    base: *mut u8,
-    offset: usize,
+    at: Located,
     size: usize,
     heap: *mut HeapRecord,
-    owner: OwnerWord,
+    full: bool,
 ) {
-    if heap == NO_HEAP {
-        // SAFETY: forwarded contract.
-        return unsafe { free_without_heap(ptr, base, offset, size) };
-    }
-    let at = Located { base, offset };
-    let span = at.span();
-    if owner.heap() == heap {
-        // `heap` is a real record here, and a large block's owner is null.
-        // SAFETY: forwarded contract; this thread owns the span.
-        return unsafe { free_own_rare(ptr, base, offset, size, heap, owner) };
-    }
-    if owner.can_chain(size) {
-        if CHECK_SLOT_STARTS {
-            check_slot_start(span, at.offset_in_frame());
-        }
-        // SAFETY: `heap` is what `current` returned (not `NO_HEAP`, tested
-        // above), and the slot is out and given up by its box, whose pointer
-        // covers the link.
-        return unsafe { outbox::post(heap::owned(heap), at, span, ptr) };
-    }
-    // SAFETY: forwarded contract.
-    unsafe { free_rare(ptr, base, offset, size, heap) }
-}
-
-/// A free into this thread's own span that the fast path left out: a box
-/// smaller than a link, or a span on the full queue. Short boxes are common
-/// (a parser's one- to three-byte identifiers in `Box<str>`: a tenth of
-/// syn's frees), so they skip `free_rare`'s general checks. Out of line so
-/// that `free_slow`'s outbox path keeps no stack frame.
-///
-/// # Safety
-/// - As for [`free_slow`], and `owner`, the span's owner word, names `heap`.
-#[inline(never)]
-unsafe fn free_own_rare(
-    ptr: *mut u8,
-    base: *mut u8,
-    offset: usize,
-    size: usize,
-    heap: *mut HeapRecord,
-    owner: OwnerWord,
-) {
-    let at = Located { base, offset };
     let span = at.span();
     if CHECK_SLOT_STARTS {
         check_slot_start(span, at.offset_in_frame());
     }
     let slot = Slot { ptr, at, size };
-    // Hardened builds never come here: their every free is `free_rare`'s.
-    // SAFETY: forwarded contract; this thread owns the span.
-    unsafe { free_owned(heap, span, slot, owner.on_full_queue()) };
-}
-
-/// A free on a thread that has no heap: a thread that never allocated from
-/// a batch or scope, freeing slots other threads handed it. It gets a heap
-/// here, once, so that this free and its later ones go through its outbox
-/// and its exit sends what the outbox holds. Making the heap is safe at
-/// this point: the free has touched nothing yet, and making one allocates
-/// nothing through the global allocator and cannot unwind; its retirement
-/// at thread exit is armed before it is made, also when this free comes
-/// from the thread's exit cleanup (see `thread.rs`). A thread that cannot
-/// have one (its heap has retired: it is exiting) pushes the slot with one
-/// compare-and-swap.
-///
-/// Its arguments come first in `free_slow`'s and `free_rare`'s lists (the
-/// heap, and `free_slow`'s owner word, after them), so that the calls are
-/// plain jumps.
-///
-/// # Safety
-/// - As for [`free_slow`], on a thread without a heap.
-#[cold]
-#[inline(never)]
-unsafe fn free_without_heap(ptr: *mut u8, base: *mut u8, offset: usize, size: usize) {
-    let at = Located { base, offset };
-    if large::is_large(at) {
-        // SAFETY: forwarded contract; a large block needs no heap.
-        return unsafe { large::free(at) };
-    }
-    if let Some(heap) = thread::init_in_dealloc() {
-        let heap = heap.as_ptr();
-        let owner = at.span().owner();
-        // SAFETY: forwarded contract; `heap` is now this thread's.
-        return unsafe { free_slow(ptr, base, offset, size, heap, owner) };
-    }
-    let span = at.span();
-    if span.owner().can_chain(size) {
-        if CHECK_SLOT_STARTS {
-            check_slot_start(span, at.offset_in_frame());
-        }
-        // SAFETY: the slot is out and given up by its box (the caller's
-        // contract), whose pointer covers the link; only this push writes
-        // it.
-        let link = move |next| unsafe { write_link(ptr, next, 0) };
-        // SAFETY: forwarded contract.
-        if unsafe { remote::push_plain(span, at.offset_in_frame(), link) } {
-            return;
-        }
-    }
-    // SAFETY: forwarded contract.
-    unsafe { free_rare(ptr, base, offset, size, NO_HEAP) }
-}
-
-/// A free into an armed, abandoned or unassigned span, a box smaller than a
-/// link into another thread's span, or with the hardened checks (every
-/// free, in hardened builds, the owner's own included).
-///
-/// # Safety
-/// - As for [`free_slow`].
-#[cfg_attr(not(feature = "hardened"), cold)]
-#[inline(never)]
-unsafe fn free_rare(
-    ptr: *mut u8,
-    base: *mut u8,
-    offset: usize,
-    size: usize,
-    heap: *mut HeapRecord,
-) {
-    let slot = Slot {
-        ptr,
-        at: Located { base, offset },
-        size,
-    };
-    if large::is_large(slot.at) {
-        // SAFETY: forwarded contract.
-        return unsafe { large::free(slot.at) };
-    }
-    let span = slot.at.span();
-    let owner = span.owner();
-    if owner.is_none() && span.slot_size.load(Ordering::Relaxed) == 0 {
-        fatal("batch-alloc: free of a pointer into a span with no slots out (double free?)");
-    }
-    if CHECK_SLOT_STARTS {
-        check_slot_start(span, slot.at.offset_in_frame());
-    }
-    // SAFETY: the slot is given up (the caller's contract).
-    unsafe { slot.check_and_mark(span) };
-    if owner.heap() == heap {
-        // SAFETY: forwarded contract; this thread owns the span.
-        unsafe { free_owned(heap, span, slot, owner.on_full_queue()) };
-        return;
-    }
-    // A thread without a heap gets one, as in `free_without_heap` (the
-    // hardened checks come here first).
-    let heap = match heap == NO_HEAP && owner.can_chain(size) {
-        true => thread::init_in_dealloc().map_or(NO_HEAP, OwnedHeap::as_ptr),
-        false => heap,
-    };
-    if owner.can_chain(size) && heap != NO_HEAP {
-        // SAFETY: as in `free_slow` (`heap` is this thread's, as `current`
-        // returned or `init_in_dealloc` made it); the hardened checks are
-        // done.
-        return unsafe { outbox::post(heap::owned(heap), slot.at, span, ptr) };
-    }
-    let key = link::key(span);
-    // SAFETY: the slot is given up by its box, and only this push writes
-    // its link.
-    let link = move |next| unsafe { slot.write_word(0, next ^ key) };
-    // The common case first (a live owner, no notification): one plain
-    // compare-and-swap.
-    // SAFETY: forwarded contract.
-    if !owner.is_none() && unsafe { remote::push_plain(span, slot.at.offset_in_frame(), link) } {
-        return;
-    }
-    // SAFETY: forwarded contract.
-    unsafe { remote::push_chain(slot.at.frame(), span, slot.at.offset_in_frame(), 1, link) };
-}
-
-/// A checked free on the owner thread that the fast path left out: the span
-/// may be on the full queue (`full`), the box smaller than a link.
-///
-/// # Safety
-/// - As for [`free`], and this thread owns `span`.
-#[inline]
-unsafe fn free_owned(heap: *mut HeapRecord, span: &Span, slot: Slot, full: bool) {
-    // SAFETY: this thread owns the span; no other reference to its state.
+    // SAFETY: this thread's heap owns the span (the caller's contract).
     let sl = unsafe { span.local() };
     // SAFETY: the slot is given up by its box.
     unsafe { slot.write_word(0, sl.free_head ^ link::key(span)) };
-    sl.free_head = slot.at.offset_in_frame();
+    sl.free_head = at.offset_in_frame();
     let Some(used) = span.used().checked_sub(1) else {
         fatal("batch-alloc: free into a span with no slot out (double free?)");
     };
     span.set_used(used);
     if used == 0 || full {
         // SAFETY: `heap` is this thread's (the caller's contract).
-        after_local_free(unsafe { heap::owned(heap) }, slot.at.frame(), span);
+        after_local_free(unsafe { heap::owned(heap) }, at.frame(), span);
     }
+}
+
+/// [`free`]'s case 3: a free on a thread that has no heap. It gets one
+/// here, once, so that this free and its later ones go through its outbox
+/// and its exit sends what the outbox holds. Making the heap is safe at
+/// this point: the free has touched nothing yet, and making one allocates
+/// nothing through the global allocator and cannot unwind; its retirement
+/// at thread exit is armed before it is made, also when this free comes
+/// from the thread's exit cleanup (see `thread.rs`). A large block needs
+/// no heap; a thread that cannot have one (its heap has retired: it is
+/// exiting) pushes the slot with one compare-and-swap.
+///
+/// # Safety
+/// - As for [`free`], on a thread without a heap.
+#[cold]
+#[inline(never)]
+unsafe fn free_without_heap(ptr: *mut u8, at: Located, size: usize) {
+    if large::is_large(at) {
+        // SAFETY: forwarded contract; a large block needs no heap.
+        return unsafe { large::free(at) };
+    }
+    let span = at.span();
+    let heap = thread::init_in_dealloc();
+    if span.owner().is_none() || size < LINK_BYTES {
+        // SAFETY: forwarded contract.
+        return unsafe { free_pushed(ptr, at, size) };
+    }
+    if CHECK_SLOT_STARTS {
+        check_slot_start(span, at.offset_in_frame());
+    }
+    match heap {
+        // SAFETY: forwarded contract; `heap` is now this thread's, and the
+        // box's pointer covers the link.
+        Some(heap) => unsafe { outbox::post(&heap, at, ptr) },
+        // SAFETY: forwarded contract; the box's pointer covers the link,
+        // and only this push writes it.
+        None => unsafe { remote::push_one(at, span, link::writer(ptr, span)) },
+    }
+}
+
+/// [`free`]'s case 5: a free pushed at once onto the span's remote list
+/// (or, for a large block, its frames given back).
+///
+/// # Safety
+/// - As for [`free`], into a span this thread's heap does not own.
+#[cfg_attr(not(feature = "hardened"), cold)]
+#[inline(never)]
+unsafe fn free_pushed(ptr: *mut u8, at: Located, size: usize) {
+    if large::is_large(at) {
+        // SAFETY: forwarded contract.
+        return unsafe { large::free(at) };
+    }
+    let span = at.span();
+    let owner = span.owner();
+    check_assigned(span);
+    if CHECK_SLOT_STARTS {
+        check_slot_start(span, at.offset_in_frame());
+    }
+    let slot = Slot { ptr, at, size };
+    let key = link::key(span);
+    // SAFETY: the slot is given up by its box, and only this push writes
+    // its link.
+    let link = move |next| unsafe { slot.write_word(0, next ^ key) };
+    if owner.is_none() {
+        // SAFETY: forwarded contract.
+        return unsafe { remote::push_chain(at.frame(), span, at.offset_in_frame(), 1, link) };
+    }
+    // SAFETY: forwarded contract.
+    unsafe { remote::push_one(at, span, link) }
+}
+
+/// Aborts on a free into a span that no heap owns and that has no slots: a
+/// double free after the span went back to the pool.
+fn check_assigned(span: &Span) {
+    if span.owner().is_none() && span.slot_size.load(Ordering::Relaxed) == 0 {
+        fatal("batch-alloc: free of a pointer into a span with no slots out (double free?)");
+    }
+}
+
+/// With the `hardened` feature, before [`free`] picks its case: aborts on
+/// a free of a pointer that is not the start of a slot, or of a slot that
+/// carries the freed mark and a link (a double free), then marks the slot
+/// freed. Large blocks carry no mark.
+///
+/// # Safety
+/// - As for [`free`].
+#[inline(never)]
+unsafe fn check_freed(ptr: *mut u8, at: Located, size: usize) {
+    if large::is_large(at) {
+        return;
+    }
+    let span = at.span();
+    check_assigned(span);
+    check_slot_start(span, at.offset_in_frame());
+    let slot = Slot { ptr, at, size };
+    let mark = link::freed_mark(span);
+    // SAFETY: the slot is given up by its box (the caller's contract).
+    let (marked, first) = unsafe { (slot.read_word(MARK_OFFSET), slot.read_word(0)) };
+    if marked == mark && link::could_be_link(span, first) {
+        link::double_free();
+    }
+    // SAFETY: as above.
+    unsafe { slot.write_word(MARK_OFFSET, mark) };
 }
 
 /// A slot a box gives up, for the paths that write to it byte by byte.
@@ -348,23 +396,5 @@ impl Slot {
             *byte = unsafe { self.byte(at.wrapping_add(i)).read() };
         }
         u32::from_ne_bytes(bytes)
-    }
-
-    /// With the `hardened` feature: aborts if the slot carries the freed
-    /// mark and a link, then marks it freed.
-    ///
-    /// # Safety
-    /// - As for [`Slot::write_word`].
-    unsafe fn check_and_mark(self, span: &Span) {
-        if HARDENED {
-            let mark = link::freed_mark(span);
-            // SAFETY: forwarded contract.
-            let (marked, first) = unsafe { (self.read_word(MARK_OFFSET), self.read_word(0)) };
-            if marked == mark && link::could_be_link(span, first) {
-                link::double_free();
-            }
-            // SAFETY: forwarded contract.
-            unsafe { self.write_word(MARK_OFFSET, mark) };
-        }
     }
 }

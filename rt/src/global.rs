@@ -135,7 +135,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
             // a capturing scope served), since the inner allocator's blocks
             // lie outside it, and `layout` is the one it was handed out
             // for; the caller gives it up.
-            Some(at) => unsafe { free(ptr, at, layout.size()) },
+            Some(at) => unsafe { free(ptr, at, at.span(), layout.size()) },
             // SAFETY: the caller's contract, forwarded.
             None => unsafe { self.inner.dealloc(ptr, layout) },
         }
@@ -281,7 +281,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // and distinct.
         unsafe { ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size)) };
         // SAFETY: the slot is given up by the caller.
-        unsafe { free(ptr, at, layout.size()) };
+        unsafe { free(ptr, at, at.span(), layout.size()) };
         new
     }
 

@@ -117,12 +117,13 @@
 //!    other pointer with one range check — `BatchAlloc::dealloc`
 //!    (`global.rs`), `locate` (`region.rs`). Other pointers go to the inner
 //!    allocator.
-//! 8. On the owner thread the slot goes onto its span's own free list, with
-//!    no atomic instruction — `free` (`free.rs`). A span on the full queue,
-//!    or a box smaller than a link, goes out of line — `free_slow`
-//!    (`free.rs`), `free_rare` (`free.rs`), `free_owned` (`free.rs`) — and
-//!    the span goes back to the avail queue — `after_local_free`
-//!    (`queues.rs`).
+//! 8. One function decides where the slot goes, from whose the span is,
+//!    seen from this thread's heap, in one word — `free` (`free.rs`),
+//!    `owner_xor` (`types.rs`). On the owner thread the slot goes onto its
+//!    span's own free list, with no atomic instruction, inline. A span on
+//!    the full queue, or a box smaller than a link, goes out of line —
+//!    `elsewhere` (`free.rs`), `free_owned_rare` (`free.rs`) — and the span
+//!    goes back to the avail queue — `after_local_free` (`queues.rs`).
 //! 9. The span's last slot out comes back — `last_slot_freed` (`free.rs`),
 //!    `after_local_free` (`queues.rs`), `span_emptied` (`queues.rs`). The
 //!    head of the avail queue starts over with one fresh stretch —
@@ -134,9 +135,9 @@
 //!
 //! ## Remote free
 //!
-//! 11. On any other thread the free goes into that thread's outbox, which
-//!     chains frees per span through their links, with no atomic
-//!     instruction — `free` (`free.rs`), `free_slow` (`free.rs`), `post`
+//! 11. On any other thread the same decision sends the free to that
+//!     thread's outbox, which chains frees per span through their links,
+//!     with no atomic instruction — `elsewhere` (`free.rs`), `post`
 //!     (`outbox.rs`). A span's first free starts its chain — `start_chain`
 //!     (`outbox.rs`), `take_entry` (`outbox.rs`). A thread with no heap
 //!     gets one at its first such free — `free_without_heap` (`free.rs`),
@@ -147,8 +148,8 @@
 //!     when another span needs its outbox entry, and when the thread
 //!     refills, reads `stats()`, calls `trim()` or exits — `send_all`
 //!     (`outbox.rs`). A span that is armed or abandoned gets each free at
-//!     once — `push_now` (`outbox.rs`), `push_plain` (`remote.rs`),
-//!     `push_now_notified` (`outbox.rs`). A push into an armed span (one
+//!     once — `push_one` (`remote.rs`), `push_plain` (`remote.rs`),
+//!     `push_one_notified` (`remote.rs`). A push into an armed span (one
 //!     parked full, step 5) puts the span in its owner's mailbox —
 //!     `finish_push` (`remote.rs`), `notify_owner` (`remote.rs`),
 //!     `IndexStack::push` (`sync.rs`). Otherwise the slots wait on the
@@ -184,7 +185,7 @@
 //!     (`remote.rs`), `release_frame` (`pool.rs`). The heap record goes back
 //!     for a later thread — `HeapRecord::hand_back` (`types.rs`).
 //! 17. Frees into an abandoned span still work, from any thread: each
-//!     counts the span's remote word down — `free_rare` (`free.rs`),
+//!     counts the span's remote word down — `free_pushed` (`free.rs`),
 //!     `push_chain` (`remote.rs`). The exiting thread makes no new heap;
 //!     its own later frees skip the outbox — `free_without_heap`
 //!     (`free.rs`).

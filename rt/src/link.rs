@@ -101,6 +101,20 @@ pub(crate) unsafe fn write_link(slot: *mut u8, next: u32, key: u32) {
     unsafe { slot.cast::<u32>().write(next ^ key) }
 }
 
+/// What writes the link of the one slot at `slot`, of `span`, when a push
+/// gives it the next slot's offset.
+///
+/// # Safety
+/// - The slot is of `span`, given up by its box, whose pointer `slot`
+///   covers the link's four bytes, and only the push the writer is given
+///   to writes its link.
+#[inline(always)]
+pub(crate) unsafe fn writer(slot: *mut u8, span: &Span) -> impl FnMut(u32) + Copy {
+    let key = key(span);
+    // SAFETY: the caller's contract.
+    move |next| unsafe { write_link(slot, next, key) }
+}
+
 /// The last slot of a list of `n` slots starting at `head`, all in the frame
 /// at `base` (with provenance over it).
 ///

@@ -84,10 +84,10 @@ impl Fixture {
         self.memory[index as usize].get().cast()
     }
 
-    /// A remote free of slot `index` pushed at once, as `free_without_heap`
-    /// (an exiting thread) and `free_rare` do it, and as a chain of one
-    /// (the outbox's first free into an armed or abandoned span). Returns
-    /// true if this free reclaimed the (abandoned) span.
+    /// A remote free of slot `index` pushed at once, as `remote::push_one`
+    /// does it (an exiting thread's free, a box too short for a chain, the
+    /// outbox's first free into an armed or abandoned span): a chain of
+    /// one. Returns true if this free reclaimed the (abandoned) span.
     fn free_remotely(&self, index: u32) -> bool {
         let offset = index * 8;
         let owner = self.span.owner();
@@ -96,7 +96,7 @@ impl Fixture {
         // SAFETY: the slot is this thread's to give.
         let link = |next| unsafe { write_link(slot, next, 0) };
         // SAFETY: each thread frees its own slot once.
-        if owner.can_chain(8) && unsafe { remote::push_plain(&self.span, offset, link) } {
+        if !owner.is_none() && unsafe { remote::push_plain(&self.span, offset, link) } {
             return false;
         }
         // SAFETY: as above.

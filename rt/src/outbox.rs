@@ -22,14 +22,13 @@
 //! them, and so does an abandoned span's word, so a span cannot be reclaimed
 //! under a chain; `stats()` subtracts the published count of slots waiting.
 
-use core::ptr;
-
 use crate::config::{FRAME_SHIFT, FRAME_SIZE};
+use crate::frame::Frame;
 use crate::link::{self, write_link};
 use crate::region::{self, Located};
 use crate::remote;
 use crate::sync::Ordering;
-use crate::types::{Outgoing, OwnedHeap, Span, NIL, OUTBOX_SPANS};
+use crate::types::{HeapRecord, Outgoing, OwnedHeap, NIL, OUTBOX_SPANS};
 
 /// Slots a chain collects before it is sent: a span's worth of 64-byte
 /// slots (1,024; 64 with the 4 KiB frames of Miri runs, so that its tests
@@ -47,34 +46,32 @@ const _: () = assert!(OUTBOX_LIMIT >= 2);
 /// its own push at once.
 ///
 /// The common case (the span's chain is under way) touches only this
-/// thread's heap and the slot: no atomic instruction, and every call a
-/// tail call with its arguments in registers, so the caller needs no stack
-/// frame.
+/// thread's heap record and the slot: no atomic read-modify-write, and the
+/// rest a tail call with its arguments in registers, so the caller needs no
+/// stack frame.
 ///
 /// # Safety
-/// - `heap` is this thread's heap, with no reference from
-///   `HeapRecord::local` live.
-/// - The slot `at` locates, of `span`, is out, given up by its box, whose
-///   pointer `slot` covers the link's four bytes.
+/// - `heap` is this thread's heap, not retired, with no reference from
+///   [`HeapRecord::outbox`] live.
+/// - The slot `at` locates is out of a span another heap owns, given up by
+///   its box, whose pointer `ptr` covers the link's four bytes.
 #[inline(always)]
-pub(crate) unsafe fn post(heap: OwnedHeap, at: Located, span: &Span, slot: *mut u8) {
+pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, ptr: *mut u8) {
     // SAFETY: this thread's heap (the caller's contract).
-    let local = unsafe { heap.local() };
-    let entry = &mut local.outbox[entry_index(at)];
-    if entry.frame != at.frame() {
-        let entry = ptr::from_mut(entry);
-        // SAFETY: forwarded contract; `entry` is the span's entry.
-        return unsafe { start_chain(slot, at.base, at.offset, heap, entry, span) };
+    let entry = &mut unsafe { heap.outbox() }[entry_index(at)];
+    if entry.frame != frame_of(at) {
+        // SAFETY: forwarded contract; the reference is not used again.
+        return unsafe { start_chain(ptr, at, heap) };
     }
-    // SAFETY: the slot is given up and covered by `slot`.
-    unsafe { write_link(slot, entry.head, link::key(span)) };
+    // SAFETY: the slot is given up and covered by `ptr`.
+    unsafe { write_link(ptr, entry.head, key_of(at)) };
     entry.head = at.offset_in_frame();
     publish(heap, 1);
     // No underflow: a chain under way has room, and is sent when it has
     // none left.
     entry.room = entry.room.wrapping_sub(1);
     if entry.room == 0 {
-        send(heap, entry);
+        send(entry, heap);
     }
 }
 
@@ -85,69 +82,52 @@ pub(crate) unsafe fn post(heap: OwnedHeap, at: Located, span: &Span, slot: *mut 
 /// from one span to the next (a list dropped in the order it was made) pay
 /// a few pushes per span, and frees scattered over many spans (a graph
 /// dropped in any order) pay about one push each, as without an outbox,
-/// rather than a send and a new chain each. A span that is armed or
-/// abandoned gets its frees at once.
-///
-/// Takes the slot's location as two scalars, and its arguments in the
-/// order `free_slow` holds them in registers, so that [`post`] reaches it
-/// with a plain jump; the entry and the span come along, found already, so
-/// that a free pushed at once finds neither again.
+/// rather than a send and a new chain each. The push keeps no stack frame;
+/// the rest is [`take_entry`]'s.
 ///
 /// # Safety
-/// - As for [`post`], with `base` and `offset` locating the slot.
-/// - `entry` points to the entry of the slot's span in this thread's
-///   outbox, and nothing else refers to it.
+/// - As for [`post`].
 #[cold]
 #[inline(never)]
-unsafe fn start_chain(
-    slot: *mut u8,
-    base: *mut u8,
-    offset: usize,
-    heap: OwnedHeap,
-    entry: *mut Outgoing,
-    span: &Span,
-) {
-    // The reference ends before `take_entry` takes the heap's state again.
-    // SAFETY: the caller's contract.
-    let entry = unsafe { &mut *entry };
+unsafe fn start_chain(ptr: *mut u8, at: Located, heap: &HeapRecord) {
+    // The reference ends before `take_entry` takes the outbox again.
+    // SAFETY: this thread's heap (the caller's contract).
+    let entry = &mut unsafe { heap.outbox() }[entry_index(at)];
     if entry.frame != Outgoing::UNUSED && entry.misses < MISSES_TO_EVICT {
         entry.misses = entry.misses.wrapping_add(1);
-        // SAFETY: forwarded contract.
-        return unsafe { push_now(slot, base, offset, span) };
+        let span = at.span();
+        // SAFETY: forwarded contract; only this push writes the link.
+        return unsafe { remote::push_one(at, span, link::writer(ptr, span)) };
     }
     // SAFETY: forwarded contract.
-    unsafe { take_entry(slot, base, offset, heap) }
+    unsafe { take_entry(ptr, at, heap) }
 }
 
 /// Gives the entry of the slot's span to that span: sends the chain it
-/// holds, then starts the span's chain with the slot (or pushes the slot at
-/// once if the span is armed or abandoned).
+/// holds, then starts the span's chain with the slot, or pushes the slot at
+/// once if the span is armed (its owner waits for a free) or abandoned.
 ///
 /// # Safety
-/// - As for [`start_chain`].
+/// - As for [`post`].
 #[cold]
 #[inline(never)]
-unsafe fn take_entry(slot: *mut u8, base: *mut u8, offset: usize, heap: OwnedHeap) {
-    let at = Located { base, offset };
-    let (frame, span) = (at.frame(), at.span());
+unsafe fn take_entry(ptr: *mut u8, at: Located, heap: &HeapRecord) {
     // SAFETY: this thread's heap (the caller's contract).
-    let local = unsafe { heap.local() };
-    let entry = &mut local.outbox[entry_index(at)];
-    if entry.frame != Outgoing::UNUSED {
-        send(heap, entry);
-    }
+    let entry = &mut unsafe { heap.outbox() }[entry_index(at)];
+    send(entry, heap);
+    let span = at.span();
     if remote::needs_prompt_free(span) {
-        // SAFETY: forwarded contract.
-        return unsafe { push_now(slot, base, offset, span) };
+        // SAFETY: forwarded contract; only this push writes the link.
+        return unsafe { remote::push_one(at, span, link::writer(ptr, span)) };
     }
     if link::HARDENED {
         // The chain's tail gets its link when the chain is sent; until then
         // a hardened free of it must still find a link (see `link`).
-        // SAFETY: the slot is given up and covered by `slot`.
-        unsafe { write_link(slot, NIL, link::key(span)) };
+        // SAFETY: the slot is given up and covered by `ptr`.
+        unsafe { write_link(ptr, NIL, link::key(span)) };
     }
     *entry = Outgoing {
-        frame,
+        frame: frame_of(at),
         head: at.offset_in_frame(),
         room: OUTBOX_LIMIT - 1,
         misses: 0,
@@ -163,82 +143,48 @@ fn entry_index(at: Located) -> usize {
     (at.offset >> FRAME_SHIFT) % OUTBOX_SPANS
 }
 
+/// The slot's frame as an entry holds it: `at.frame().index()`, read
+/// straight from the offset.
+#[inline(always)]
+fn frame_of(at: Located) -> u32 {
+    (at.offset >> FRAME_SHIFT) as u32
+}
+
+/// The key the links of the slot's span are encoded with ([`link::key`]),
+/// its span looked up only where there is a key to read.
+#[inline(always)]
+fn key_of(at: Located) -> u32 {
+    match link::HARDENED {
+        true => link::key(at.span()),
+        false => 0,
+    }
+}
+
 /// Misses an entry takes (frees into other spans that map to it) before
 /// its chain is sent to make room.
 const MISSES_TO_EVICT: u32 = 16;
 
-/// Pushes one slot onto its span's remote list now. Its first arguments
-/// are [`start_chain`]'s, in the same registers, so that reaching it is a
-/// jump; the common case (a live owner, no notification) is one
-/// compare-and-swap with no stack frame, and the rest is
-/// [`push_now_notified`]'s.
-///
-/// # Safety
-/// - The slot that `base` and `offset` locate, of `span`, is out and given
-///   up by its box, whose pointer `slot` covers the link's four bytes.
-#[inline(never)]
-unsafe fn push_now(slot: *mut u8, base: *mut u8, offset: usize, span: &Span) {
-    let at = Located { base, offset };
-    // SAFETY: forwarded contract; only this push writes the link.
-    let link = unsafe { link_writer(slot, span) };
-    // SAFETY: the slot is out of `span` and given up.
-    if unsafe { remote::push_plain(span, at.offset_in_frame(), link) } {
-        return;
-    }
-    // SAFETY: forwarded contract; the plain push wrote nothing it kept.
-    unsafe { push_now_notified(slot, base, offset, span) }
-}
-
-/// [`push_now`] into a span that is armed or abandoned: the push that
-/// notifies its owner, or gives its slot back to the abandoned span's word.
-///
-/// # Safety
-/// - As for [`push_now`].
-#[cold]
-#[inline(never)]
-unsafe fn push_now_notified(slot: *mut u8, base: *mut u8, offset: usize, span: &Span) {
-    let at = Located { base, offset };
-    // SAFETY: forwarded contract; only this push writes the link.
-    let link = unsafe { link_writer(slot, span) };
-    // SAFETY: the slot is out of `span` and given up.
-    unsafe { remote::push_chain(at.frame(), span, at.offset_in_frame(), 1, link) };
-}
-
-/// What a push of the one slot at `slot` writes its link with.
-///
-/// # Safety
-/// - The slot is of `span`, given up by its box, whose pointer `slot`
-///   covers the link's four bytes, and only the push the writer is given
-///   to writes its link.
-#[inline(always)]
-unsafe fn link_writer(slot: *mut u8, span: &Span) -> impl FnMut(u32) {
-    let key = link::key(span);
-    // SAFETY: the caller's contract.
-    move |next| unsafe { write_link(slot, next, key) }
-}
-
 /// Sends every chain. Owner of `heap` only, with no reference from
-/// `HeapRecord::local` live.
+/// [`HeapRecord::outbox`] live.
 pub(crate) fn send_all(heap: OwnedHeap) {
     if heap.outbox_slots.load(Ordering::Relaxed) == 0 {
         return;
     }
-    // SAFETY: this thread's heap, with no other reference to its state.
-    let local = unsafe { heap.local() };
-    for entry in &mut local.outbox {
-        if entry.frame != Outgoing::UNUSED {
-            send(heap, entry);
-        }
+    // SAFETY: this thread's heap (the handle's invariant), with no other
+    // reference to its outbox (the caller's contract).
+    for entry in unsafe { heap.outbox() } {
+        send(entry, &heap);
     }
 }
 
-/// Hands one chain to its span: one compare-and-swap.
+/// Hands the chain `entry` holds, if any, to its span: one
+/// compare-and-swap. `entry` is of `heap`'s outbox.
 #[inline(never)]
-fn send(heap: OwnedHeap, entry: &mut Outgoing) {
-    let frame = entry.frame;
-    if frame == Outgoing::UNUSED {
+fn send(entry: &mut Outgoing, heap: &HeapRecord) {
+    if entry.frame == Outgoing::UNUSED {
         return;
     }
+    let frame = Frame::new(entry.frame);
     let span = region::span(frame);
     let (tail, key) = (entry.tail, link::key(span));
     // SAFETY: the tail is a slot of the chain, given up by its box in an
@@ -254,7 +200,7 @@ fn send(heap: OwnedHeap, entry: &mut Outgoing) {
 
 /// Adds `delta` (wrapping) to the published count of waiting slots.
 #[inline(always)]
-fn publish(heap: OwnedHeap, delta: u32) {
+fn publish(heap: &HeapRecord, delta: u32) {
     let slots = &heap.outbox_slots;
     slots.store(
         slots.load(Ordering::Relaxed).wrapping_add(delta),
@@ -267,7 +213,6 @@ fn publish(heap: OwnedHeap, delta: u32) {
 mod tests {
     use super::*;
     use crate::class::class_of;
-    use crate::frame::Frame;
     use crate::reserve::reserve;
     use crate::types::Tally;
 
@@ -279,11 +224,10 @@ mod tests {
     unsafe impl Send for SendPtr {}
 
     /// This thread's outbox entry for `frame`'s span: (frame, room).
-    fn entry_of(frame: Frame) -> (Frame, u32) {
+    fn entry_of(frame: Frame) -> (u32, u32) {
         let heap = crate::thread::current_or_init().expect("a heap");
         // SAFETY: this thread's heap; the reference ends here.
-        let local = unsafe { heap.local() };
-        let entry = &local.outbox[frame.as_usize() % OUTBOX_SPANS];
+        let entry = unsafe { heap.outbox() }[frame.as_usize() % OUTBOX_SPANS];
         (entry.frame, entry.room)
     }
 
@@ -324,14 +268,18 @@ mod tests {
                 let (last, rest) = slots.split_last().unwrap();
                 let (limit_th, before) = rest.split_last().unwrap();
                 before.iter().for_each(free);
-                assert_eq!(entry_of(frame), (frame, 1), "one slot of room left");
+                assert_eq!(entry_of(frame), (frame.index(), 1), "one slot of room left");
                 assert_eq!(remote::word(span).count(), 0);
                 free(limit_th);
                 assert_eq!(entry_of(frame).0, Outgoing::UNUSED, "sent at the limit");
                 let sent = remote::word(span).count();
                 assert_eq!(sent, OUTBOX_LIMIT, "the whole chain in one push");
                 free(last);
-                assert_eq!(entry_of(frame), (frame, OUTBOX_LIMIT - 1), "a new chain");
+                assert_eq!(
+                    entry_of(frame),
+                    (frame.index(), OUTBOX_LIMIT - 1),
+                    "a new chain"
+                );
             });
             freer.join().unwrap();
         });

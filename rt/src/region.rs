@@ -31,7 +31,7 @@ const UNRESERVED: *mut u8 = ptr::without_provenance_mut(1 << (usize::BITS - 1));
 /// Most frames a region may have.
 const MAX_FRAMES: usize = REGION_BYTES / FRAME_SIZE;
 // A frame's index fits a `u32` with room for the outbox's unused marker.
-const _: () = assert!(MAX_FRAMES < crate::types::Outgoing::UNUSED.as_usize());
+const _: () = assert!(MAX_FRAMES < crate::types::Outgoing::UNUSED as usize);
 
 /// Bytes of the metadata array in front of the frames, sized for the largest
 /// region so that a span's metadata is a constant distance from the frames.

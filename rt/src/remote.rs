@@ -39,11 +39,11 @@
 
 use crate::fatal::{check, fatal};
 use crate::frame::Frame;
-use crate::link::{self, tail_of, write_link, LINK_BYTES};
+use crate::link::{self, tail_of, write_link};
 use crate::pool;
-use crate::region::{self, frame_base};
+use crate::region::{self, frame_base, Located};
 use crate::sync::{backoff, window, Ordering};
-use crate::types::{OwnedHeap, OwnerWord, Span, NIL, QUEUE_FULL};
+use crate::types::{OwnedHeap, Span, NIL, QUEUE_FULL};
 
 const HEAD_MASK: u64 = 0xFFFF_FFFF;
 const COUNT_SHIFT: u32 = 32;
@@ -135,17 +135,6 @@ impl RemoteWord {
     }
 }
 
-impl OwnerWord {
-    /// Whether a free of a box of `size` bytes into a span with this owner
-    /// word can go back as a link of a chain (an outbox's, or the span's
-    /// remote list): the box's own bytes hold a link, and a heap owns the
-    /// span to take the chain back.
-    #[inline(always)]
-    pub(crate) fn can_chain(self, size: usize) -> bool {
-        size >= LINK_BYTES && !self.is_none()
-    }
-}
-
 /// The span's remote word, loaded with `order`.
 #[inline(always)]
 fn load(span: &Span, order: Ordering) -> RemoteWord {
@@ -210,6 +199,35 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl Fn
             Err(seen) => word = seen,
         }
     }
+}
+
+/// Pushes one freed slot, at `at`, of `span`, onto the span's remote list
+/// now: [`push_plain`]'s one compare-and-swap in the common state, and
+/// [`push_chain`] for a span that is armed or abandoned, out of line.
+/// `link` writes the slot's link.
+///
+/// # Safety
+/// - As for [`push_to_list`], for a chain of the one slot `at` locates.
+#[inline(always)]
+pub(crate) unsafe fn push_one(at: Located, span: &Span, link: impl FnMut(u32) + Copy) {
+    // SAFETY: forwarded contract.
+    if unsafe { push_plain(span, at.offset_in_frame(), link) } {
+        return;
+    }
+    // SAFETY: forwarded contract; the plain push wrote nothing it kept.
+    unsafe { push_one_notified(at, span, link) }
+}
+
+/// [`push_one`] into a span that is armed or abandoned: the push that
+/// notifies its owner, or gives its slot back to the abandoned span's word.
+///
+/// # Safety
+/// - As for [`push_one`].
+#[cold]
+#[inline(never)]
+unsafe fn push_one_notified(at: Located, span: &Span, link: impl FnMut(u32)) {
+    // SAFETY: forwarded contract.
+    unsafe { push_chain(at.frame(), span, at.offset_in_frame(), 1, link) };
 }
 
 /// Pushes a chain of `n` free slots onto the remote list of `span` (of

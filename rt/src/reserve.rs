@@ -229,6 +229,7 @@ fn listed_slots(sl: &SpanLocal, span: &Span) -> u32 {
 /// Moves a span with nothing left to reserve onto the full queue, armed so
 /// that a remote free brings it back. If frees are already waiting it stays
 /// on the avail queue, where the next look collects them.
+#[inline(always)]
 fn park_full(local: &mut HeapLocal, frame: Frame, span: &Span) {
     if remote::arm(span) {
         // SAFETY: this thread owns the span; the caller's local reference to

@@ -23,6 +23,7 @@ use core::ptr;
 use crate::class::{class_for, CLASSES, NUM_CLASSES};
 use crate::config::MAX_SMALL_SIZE;
 use crate::cursor::Cursor;
+#[cfg(doc)]
 use crate::frame::Frame;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, IndexStack, Ordering};
 
@@ -230,16 +231,16 @@ impl Span {
 
 /// Who owns a span, in one word: the owning heap's address, with the low
 /// bit set while the span is on that heap's full queue; null while the span
-/// is pooled or abandoned. The owner-local free path compares the whole
-/// word with the current heap ([`OwnerWord::is_avail_of`]), so a free into a
-/// full span, which must move it back to the avail queue, falls to the slow
+/// is pooled or abandoned. The free decision compares the whole word with
+/// the freeing thread's heap ([`Span::owner_xor`]), so a free into a full
+/// span, which must move it back to the avail queue, falls to the slow
 /// path without a test of its own.
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct OwnerWord(*mut HeapRecord);
 
 /// The low bit of an owner word: the span is on its heap's full queue.
-const ON_FULL_QUEUE: usize = 1;
+pub(crate) const ON_FULL_QUEUE: usize = 1;
 
 impl OwnerWord {
     /// No owner: the span is pooled or abandoned.
@@ -262,19 +263,6 @@ impl OwnerWord {
     pub(crate) fn is_none(self) -> bool {
         self.0.is_null()
     }
-
-    /// Whether `heap` owns the span and it is not on the full queue: the
-    /// fast local free's one comparison.
-    #[inline(always)]
-    pub(crate) fn is_avail_of(self, heap: *mut HeapRecord) -> bool {
-        self.0 == heap
-    }
-
-    /// Whether the span is on its owner's full queue.
-    #[inline(always)]
-    pub(crate) fn on_full_queue(self) -> bool {
-        self.0.addr() & ON_FULL_QUEUE != 0
-    }
 }
 
 impl Span {
@@ -284,6 +272,14 @@ impl Span {
     #[inline(always)]
     pub(crate) fn owner(&self) -> OwnerWord {
         OwnerWord(self.owner.load(Ordering::Relaxed))
+    }
+
+    /// The owner word XOR `heap`'s address: whose the span is, seen from
+    /// the heap of a thread that frees into it, in one word and one load
+    /// (`free.rs`'s `Whose` reads it).
+    #[inline(always)]
+    pub(crate) fn owner_xor(&self, heap: *mut HeapRecord) -> usize {
+        self.owner.load(Ordering::Relaxed).addr() ^ heap.addr()
     }
 
     /// The owner word, read by a thread that then uses the owner's record
@@ -404,19 +400,18 @@ pub(crate) struct ClassQueues {
 /// empty span per class; the others go back to the pool as they empty.
 pub(crate) struct HeapLocal {
     pub queues: [ClassQueues; NUM_CLASSES],
-    /// Frees of other heaps' slots on their way back (see `outbox.rs`).
-    pub outbox: [Outgoing; OUTBOX_SPANS],
 }
 
 /// Slots of one span of another heap, freed on this thread and chained
-/// through their links, head first: sent back in one compare-and-swap.
+/// through their links, head first: sent back in one compare-and-swap (see
+/// `outbox.rs`).
 ///
 /// 32 bytes, so that a free finds its entry with a shift and a mask.
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
 pub(crate) struct Outgoing {
-    /// The span's frame, or [`Outgoing::UNUSED`].
-    pub frame: Frame,
+    /// The span's frame ([`Frame::index`]), or [`Outgoing::UNUSED`].
+    pub frame: u32,
     /// Offset of the chain's first slot; each links the next.
     pub head: u32,
     /// Slots the chain takes before it is sent: `OUTBOX_LIMIT` less its
@@ -432,7 +427,7 @@ pub(crate) struct Outgoing {
 
 impl Outgoing {
     /// The frame of an unused entry: past every frame a region can have.
-    pub(crate) const UNUSED: Frame = Frame::new(u32::MAX);
+    pub(crate) const UNUSED: u32 = u32::MAX;
 
     pub(crate) const EMPTY: Outgoing = Outgoing {
         frame: Outgoing::UNUSED,
@@ -553,6 +548,9 @@ pub(crate) struct HeapRecord {
     /// Slots waiting in the outbox, for statistics: written by the owner
     /// with plain stores.
     pub outbox_slots: core::sync::atomic::AtomicU32,
+    /// Frees of other heaps' slots on their way back (see `outbox.rs`):
+    /// owner only, as [`HeapRecord::outbox`] says.
+    outbox: UnsafeCell<[Outgoing; OUTBOX_SPANS]>,
     local: UnsafeCell<HeapLocal>,
 }
 
@@ -594,7 +592,7 @@ impl OwnedHeap {
         ptr::from_ref(self.record).cast_mut()
     }
 
-    /// The owner-only state: the class queues and the outbox.
+    /// The owner-only state: the class queues.
     ///
     /// # Safety
     /// - No other reference returned by this method is live.
@@ -628,11 +626,26 @@ impl HeapRecord {
             runs: empty_runs(),
             class_by_words: CLASS_BY_WORDS,
             outbox_slots: core::sync::atomic::AtomicU32::new(0),
+            outbox: UnsafeCell::new([Outgoing::EMPTY; OUTBOX_SPANS]),
             local: UnsafeCell::new(HeapLocal {
                 queues: [ClassQueues::default(); NUM_CLASSES],
-                outbox: [Outgoing::EMPTY; OUTBOX_SPANS],
             }),
         }
+    }
+
+    /// The outbox: this heap's chains of other heaps' slots freed on its
+    /// thread. Owner only, as [`OwnedHeap::local`] is; a method of the
+    /// record rather than of the handle, since the free path has the
+    /// record's address from `heap::current` and no handle.
+    ///
+    /// # Safety
+    /// - The caller is the thread whose heap this record is, not retired.
+    /// - No other reference returned by this method is live.
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    pub(crate) unsafe fn outbox(&self) -> &mut [Outgoing; OUTBOX_SPANS] {
+        // SAFETY: exclusive access is the caller's contract.
+        unsafe { &mut *self.outbox.get() }
     }
 
     /// Hands the record back for the next thread that starts a heap.
