@@ -4,31 +4,16 @@
 //! `scope()` call, each counted at its site for the `report` feature.
 
 use core::future::Future;
-use core::pin::{pin, Pin};
 
 use crate::probe::is_active;
 use crate::report::{Outcome, Site};
-use crate::scope::{open_scope_out_of_line, scope_would_join, ScopedFuture};
-
-/// The guard `#[batch_alloc]` declares, pinned, in front of a synchronous
-/// function's body: this thread's scope, opened or joined by [`enter`],
-/// closed when the guard drops if it opened it (see the runtime's
-/// `Scope`).
-pub type Scope = crate::scope::Scope<Mark>;
-
-impl Scope {
-    /// A guard that holds nothing yet.
-    #[inline(always)]
-    pub const fn new() -> Scope {
-        Scope::with(Mark::new())
-    }
-}
+use crate::scope::{close, open_scope_out_of_line, scope_would_join, ScopedFuture};
 
 /// What a guard keeps for the `report` feature: where it opened the
 /// scope and what the thread's scopes had served then, to count what
 /// its scope served when it drops. Nothing without the feature.
 #[derive(Debug, Default)]
-pub struct Mark {
+struct Mark {
     #[cfg(feature = "report")]
     opened_at: core::cell::Cell<Option<(&'static Site, u64)>>,
 }
@@ -88,21 +73,24 @@ impl Drop for Mark {
 #[track_caller]
 #[inline]
 pub fn scope<R>(f: impl FnOnce() -> R) -> R {
-    let scope = pin!(Scope::new());
+    let guard = Guard::new();
     #[cfg(feature = "report")]
-    enter(
+    enter_guard(
         crate::report::site_at(core::panic::Location::caller()),
-        scope.as_ref(),
+        &guard,
     );
     #[cfg(not(feature = "report"))]
-    scope.as_ref().enter();
+    guard.enter();
     f()
 }
 
-/// The guard `#[batch_alloc]` puts in front of a synchronous function's
-/// body (`let __scope = Guard::new(); enter_guard(SITE, &__scope);`): it
-/// joins this thread's scope, or opens it and closes it when it drops,
-/// however the function returns or unwinds.
+/// A hold on this thread's scope: what `#[batch_alloc]` puts in front of a
+/// synchronous function's body (`let __scope = Guard::new();
+/// enter_guard(SITE, &__scope);`), what [`scope`] declares, and what every
+/// poll of an annotated `async fn` does. Entered, it joins this thread's
+/// scope (a thread-local read and a test), or opens it, out of line, and
+/// closes it when it drops, however its holder returns or unwinds. Not
+/// public API.
 ///
 /// Whether it opened is a byte of the guard, which the out-of-line opening
 /// writes through a reference: so it stays in the frame (a store before
@@ -129,6 +117,17 @@ impl Guard {
         }
     }
 
+    /// Joins this thread's scope, or opens one held by this guard until it
+    /// drops; does nothing if this guard holds the scope already. What
+    /// [`enter_guard`] does, without counting at a site.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn enter(&self) {
+        if !scope_would_join() {
+            self.open();
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn open(&self) {
@@ -147,7 +146,7 @@ impl Drop for Guard {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn drop(&mut self) {
         if self.opened.get() {
-            crate::scope::close();
+            close();
         }
     }
 }
@@ -161,22 +160,9 @@ impl Drop for Guard {
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn enter_guard(site: &'static Site, guard: &Guard) {
-    if !scope_would_join() {
-        guard.open();
-    }
+    guard.enter();
     if cfg!(feature = "report") {
         count_entry(site, guard.opened.get(), &guard.mark);
-    }
-}
-
-/// Enters a pinned scope guard (the one [`scope`] and every poll of an
-/// `async fn` declare): this thread's scope, opened (and closed when the
-/// guard drops) or joined, counted at `site`.
-#[inline(always)]
-pub fn enter(site: &'static Site, scope: Pin<&Scope>) {
-    scope.enter();
-    if cfg!(feature = "report") {
-        count_entry(site, scope.opened(), scope.extra());
     }
 }
 
@@ -202,8 +188,8 @@ pub fn scoped_future<F: Future>(site: &'static Site, future: F) -> impl Future<O
     #[cfg(not(feature = "report"))]
     {
         let _ = site;
-        ScopedFuture::new(future, |scope: Pin<&Scope>| scope.enter())
+        ScopedFuture::new(future, |guard: &Guard| guard.enter())
     }
     #[cfg(feature = "report")]
-    ScopedFuture::new(future, move |scope: Pin<&Scope>| enter(site, scope))
+    ScopedFuture::new(future, move |guard: &Guard| enter_guard(site, guard))
 }

@@ -274,23 +274,30 @@ pub use report::report;
 pub use stats::{stats, Stats};
 pub use thread::trim;
 
-/// Not public API: what the code `#[batch_alloc]` generates calls (the
-/// facade re-exports this module as `batch_alloc::__private`, the paths the
-/// attribute writes), and what this crate's tests and studies reach,
-/// gathered here so that the root holds the public API only.
+/// Not public API: what the code `#[batch_alloc]` generates names, and
+/// nothing else. The facade re-exports this module as
+/// `batch_alloc::__private`, the paths the attribute writes
+/// (`macros/src/runtime.rs`, `guard.rs`, `future.rs`).
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::expansion::{enter, enter_guard, scoped_future, Guard, Mark, Scope};
+    pub use crate::expansion::{enter_guard, scoped_future, Guard};
     pub use crate::report::{Site, SiteKind};
     pub use core::future::Future;
-    pub use core::pin::pin;
+}
+
+/// Not public API: what this crate's tests, the workspace's tests and the
+/// policy study reach inside the runtime.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::expansion::Guard;
+    pub use crate::scope::{box_in_scope, scope_on_this_thread, ScopedFuture};
+    pub use crate::settings::{settings, Settings};
+
     /// The no-unwind proof's instantiation (`no_panic_proof.rs`).
     #[cfg(batch_alloc_no_panic)]
     pub mod no_panic_proof {
         pub use crate::no_panic_proof::{alloc, alloc_zeroed, dealloc, realloc};
     }
-    pub use crate::scope::{box_in_scope, scope_on_this_thread, ScopedFuture};
-    pub use crate::settings::{settings, Settings};
 
     /// The size classes without the rule that grows each class to fill its
     /// span, for comparing the two tables (the policy study's

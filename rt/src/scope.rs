@@ -27,107 +27,6 @@ use crate::runs::alloc_in_scope;
 use crate::settings::warn_not_installed;
 use crate::thread;
 
-/// A hold on this thread's batch scope: what `#[batch_alloc]` declares
-/// first in a function that cannot call itself, and before a closure's
-/// outermost loops; what [`scope`](crate::scope()) and every poll of a
-/// [`ScopedFuture`] declare. Not public API.
-///
-/// [`enter`](Scope::enter) joins the scope open (a thread-local read and a
-/// test) or, out of line, opens one; the guard that opened it closes it
-/// when it drops. Whether it opened is a byte in the guard's own memory,
-/// which the out-of-line opening writes through a reference: so it stays
-/// in memory (a store before and a test after the body), where a flag the
-/// optimiser could keep in a register took one saved and restored in every
-/// call that joins (docs/macro.md has the counts). A guard is entered
-/// pinned (`pin!(Scope::new())`): the reference the opening takes is to
-/// where it stays until it drops.
-///
-/// `extra` is what a user of the guard keeps beside it (the per-site
-/// report's count), dropped after the guard has closed its scope.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct Scope<X> {
-    extra: X,
-    /// Whether this guard opened the thread's scope, and closes it.
-    opened: core::cell::Cell<bool>,
-    _pinned: core::marker::PhantomPinned,
-}
-
-impl<X: Default> Default for Scope<X> {
-    fn default() -> Self {
-        Scope::with(X::default())
-    }
-}
-
-impl<X> Scope<X> {
-    /// A guard that holds nothing yet, with `extra` beside it.
-    #[inline(always)]
-    pub const fn with(extra: X) -> Scope<X> {
-        Scope {
-            extra,
-            opened: core::cell::Cell::new(false),
-            _pinned: core::marker::PhantomPinned,
-        }
-    }
-
-    /// What is kept beside the guard.
-    #[inline(always)]
-    pub fn extra(self: Pin<&Self>) -> &X {
-        &self.get_ref().extra
-    }
-
-    /// Joins this thread's scope, or opens one held by this guard until it
-    /// drops; does nothing if this guard holds the scope already.
-    #[inline(always)]
-    pub fn enter(self: Pin<&Self>) {
-        if !heap::scope_state().joins() {
-            self.get_ref().open_out_of_line();
-        }
-    }
-
-    /// Opens this thread's scope, held by this guard until it drops (or
-    /// finds that none can open here), where it is known that none is open:
-    /// for a caller that is out of line already, such as the function a
-    /// scoped function calls to open its scope.
-    #[inline]
-    pub fn open_here(self: Pin<&Self>) {
-        self.get_ref().open();
-    }
-
-    /// Closes this thread's scope if this guard opened it, here rather than
-    /// when the guard drops: for a caller that is out of line already.
-    #[inline]
-    pub fn close_here(self: Pin<&Self>) {
-        if self.opened.replace(false) {
-            heap::set_scope_state(heap::scope_state().closed());
-        }
-    }
-
-    /// Whether this guard opened this thread's scope: for the per-site
-    /// report.
-    #[inline]
-    pub fn opened(self: Pin<&Self>) -> bool {
-        self.opened.get()
-    }
-
-    /// [`open`](Scope::open), out of line: a function that takes a guard
-    /// holds one cold call where none is open.
-    #[cold]
-    #[inline(never)]
-    fn open_out_of_line(&self) {
-        self.open();
-    }
-
-    /// Opens this thread's scope, held by this guard (or finds that none
-    /// can open here).
-    #[inline]
-    fn open(&self) {
-        if open_scope() {
-            self.opened.set(true);
-        }
-    }
-}
-
 /// Opens this thread's scope, where none is open: true if it did, false if
 /// none can open here (`BatchAlloc` not installed, no region, the thread
 /// exiting). Whoever opened it closes it with [`close`].
@@ -151,8 +50,8 @@ fn open_first_scope() -> bool {
     !heap::scope_state().joins() && open_scope()
 }
 
-/// [`open_scope`], out of line: for the guard of an annotated function,
-/// which holds one cold call where no scope is open.
+/// [`open_scope`], out of line: for a guard (`expansion.rs`), which holds
+/// one cold call where no scope is open.
 #[cold]
 #[inline(never)]
 pub(crate) fn open_scope_out_of_line() -> bool {
@@ -187,7 +86,7 @@ fn first_scope() {
 }
 
 /// Closes the scope this thread has open. Out of line: inlined into a
-/// function that takes a guard, it kept the scope state's thread-local
+/// function that holds a guard, it kept the scope state's thread-local
 /// address in a register across the whole body.
 #[cold]
 #[inline(never)]
@@ -195,24 +94,15 @@ pub(crate) fn close() {
     heap::set_scope_state(heap::scope_state().closed());
 }
 
-impl<X> Drop for Scope<X> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if self.opened.get() {
-            close();
-        }
-    }
-}
-
-/// A future whose every poll runs inside the batch scope of the thread that
-/// polls it: what `#[batch_alloc]` makes of an `async fn`'s body and of an
-/// `async` block. Not public API.
+/// A future whose every poll runs inside the scope of the thread that
+/// polls it: what `#[batch_alloc]` makes of an `async fn`'s body. Not
+/// public API.
 ///
-/// A poll declares a guard of type `G`, enters it with `enter` (which opens
-/// or joins the scope), and the guard closes what it opened before the
-/// poll returns, so no scope is held while the future is suspended,
-/// whatever it awaits and wherever the awaits are (inside macros
-/// included), and each poll is served on its own thread.
+/// A poll makes a guard of type `G`, enters it with `enter` (which opens or
+/// joins the scope), and the guard closes what it opened before the poll
+/// returns, so no scope is held while the future is suspended, whatever it
+/// awaits and wherever the awaits are (inside macros included), and each
+/// poll is served on its own thread.
 #[doc(hidden)]
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
@@ -237,7 +127,7 @@ impl<F, G, E> ScopedFuture<F, G, E> {
     }
 }
 
-impl<F: Future, G: Default, E: FnMut(Pin<&G>)> Future for ScopedFuture<F, G, E> {
+impl<F: Future, G: Default, E: FnMut(&G)> Future for ScopedFuture<F, G, E> {
     type Output = F::Output;
 
     #[inline]
@@ -247,8 +137,8 @@ impl<F: Future, G: Default, E: FnMut(Pin<&G>)> Future for ScopedFuture<F, G, E> 
         // (the auto trait), nothing moves `future` out of a pinned
         // `ScopedFuture`, and `enter` is only called through `&mut`.
         let this = unsafe { self.get_unchecked_mut() };
-        let guard = core::pin::pin!(G::default());
-        (this.enter)(guard.as_ref());
+        let guard = G::default();
+        (this.enter)(&guard);
         // SAFETY: as above: `future` stays where it is until it is dropped.
         let future = unsafe { Pin::new_unchecked(&mut this.future) };
         future.poll(cx)

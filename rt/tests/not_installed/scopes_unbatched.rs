@@ -2,21 +2,21 @@
 //! nothing and `box_in_scope` is `Box::new`: a library annotated with
 //! `#[batch_alloc]` runs as written in a program that does not install it.
 
-use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope};
+use batch_alloc_rt::testing::{box_in_scope, scope_on_this_thread, Guard};
 use batch_alloc_rt::{is_active, stats};
 
 #[test]
 fn scopes_open_nothing_and_boxed_is_box_new() {
     assert!(!is_active());
-    let mut scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     let mut boxes = Vec::new();
     for i in 0..100u64 {
-        scope.as_ref().enter();
+        guard.enter();
         assert_eq!(scope_on_this_thread(), None);
         boxes.push(box_in_scope([i; 4]));
         boxes.push(Box::new([i + 1; 4]));
     }
-    scope.set(Scope::new());
+    drop(guard);
     for (i, b) in boxes.iter().enumerate() {
         assert_eq!(**b, [(i / 2 + i % 2) as u64; 4]);
     }

@@ -17,8 +17,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope, ScopedFuture};
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
+use batch_alloc_rt::testing::{box_in_scope, scope_on_this_thread, Guard, ScopedFuture};
 use batch_alloc_rt::{is_active, stats};
 
 use crate::scope::{in_scope, inner_calls_in, live_since, scoped_since};
@@ -60,11 +60,11 @@ fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
             let before = stats();
             assert_closed();
             let mut kept = Vec::with_capacity(100);
-            let mut scope = std::pin::pin!(Scope::new());
+            let guard = Guard::new();
             assert_eq!(scope_on_this_thread(), None, "a guard alone opens nothing");
             let ((), inner) = inner_calls_in(|| {
                 for i in 0..100 {
-                    scope.as_ref().enter();
+                    guard.enter();
                     assert_eq!(scope_on_this_thread(), CAPTURING);
                     kept.push(Box::new(record(i)));
                 }
@@ -75,7 +75,7 @@ fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
                 CAPTURING,
                 "open until the guard drops"
             );
-            scope.set(Scope::new());
+            drop(guard);
             assert_closed();
             assert_eq!(scoped_since(&before), 100);
             assert_eq!(live_since(&before), 100);
@@ -94,22 +94,22 @@ fn a_loop_that_never_enters_its_guard_opens_nothing() {
     serially(|| {
         on_fresh_thread(|| {
             let before = stats();
-            let mut scope = std::pin::pin!(Scope::new());
+            let guard = Guard::new();
             for _ in std::iter::empty::<u8>() {
-                scope.as_ref().enter();
+                guard.enter();
             }
             let mut left = [1u8, 2, 3].into_iter().filter(|_| false).count();
             while left > 0 {
-                scope.as_ref().enter();
+                guard.enter();
                 left -= 1;
             }
             assert_closed();
-            scope.set(Scope::new());
+            drop(guard);
             assert_closed();
             // Nor does it close a scope opened around it.
             in_scope(|| {
-                let mut idle = std::pin::pin!(Scope::new());
-                idle.set(Scope::new());
+                let idle = Guard::new();
+                drop(idle);
                 assert_capturing();
             });
             assert_closed();
@@ -125,15 +125,15 @@ fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
             // The expansion's shape: entered once, before the loop, whatever
             // the loop's length; entering again changes nothing.
             for n in [0, 1, 10] {
-                let mut scope = std::pin::pin!(Scope::new());
-                scope.as_ref().enter();
+                let mut guard = Guard::new();
+                guard.enter();
                 assert_capturing();
                 for _ in 0..n {
                     assert_capturing();
-                    scope.as_ref().enter();
+                    guard.enter();
                 }
                 assert_capturing();
-                scope.set(Scope::new());
+                guard = Guard::new();
                 assert_closed();
             }
         });
@@ -144,9 +144,9 @@ fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
 
 /// A loop that returns from its function on the third iteration.
 fn returns_early(n: u64) -> Option<Box<Record>> {
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for i in 0..n {
-        scope.as_ref().enter();
+        guard.enter();
         let b = Box::new(record(i));
         if i == 2 {
             return Some(b);
@@ -158,9 +158,9 @@ fn returns_early(n: u64) -> Option<Box<Record>> {
 /// A loop that leaves its function by `?` on the first bad line.
 fn parses(lines: &[&str]) -> Result<Vec<u64>, std::num::ParseIntError> {
     let mut out = Vec::new();
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for line in lines {
-        scope.as_ref().enter();
+        guard.enter();
         out.push(line.trim().parse::<u64>()?);
     }
     Ok(out)
@@ -169,9 +169,9 @@ fn parses(lines: &[&str]) -> Result<Vec<u64>, std::num::ParseIntError> {
 /// A labelled nest left by `break` from the inner loop.
 fn breaks_out(limit: u64) -> Vec<Box<Record>> {
     let mut out = Vec::new();
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     'outer: for i in 0.. {
-        scope.as_ref().enter();
+        guard.enter();
         for j in 0..3 {
             if i * 3 + j == limit {
                 break 'outer;
@@ -184,9 +184,9 @@ fn breaks_out(limit: u64) -> Vec<Box<Record>> {
 
 /// A loop whose fourth iteration panics.
 fn panics_midway(kept: &mut Vec<Box<Record>>) {
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for i in 0..10 {
-        scope.as_ref().enter();
+        guard.enter();
         kept.push(Box::new(record(i)));
         if i == 3 {
             panic!("iteration {i} fails");
@@ -268,29 +268,29 @@ fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
         on_fresh_thread(|| {
             let before = stats();
             let mut kept = Vec::with_capacity(64);
-            let mut outer = std::pin::pin!(Scope::new());
+            let outer = Guard::new();
             for i in 0..4 {
-                outer.as_ref().enter();
-                let mut inner = std::pin::pin!(Scope::new());
+                outer.enter();
+                let mut inner = Guard::new();
                 for j in 0..4 {
-                    inner.as_ref().enter();
+                    inner.enter();
                     kept.push(Box::new(record(i * 4 + j)));
-                    let mut innermost = std::pin::pin!(Scope::new());
+                    let mut innermost = Guard::new();
                     for _ in 0..2 {
-                        innermost.as_ref().enter();
+                        innermost.enter();
                         assert_eq!(scope_on_this_thread(), CAPTURING);
                     }
-                    innermost.set(Scope::new());
+                    innermost = Guard::new();
                     assert_eq!(
                         scope_on_this_thread(),
                         CAPTURING,
                         "innermost drop closed it"
                     );
                 }
-                inner.set(Scope::new());
+                inner = Guard::new();
                 assert_capturing();
             }
-            outer.set(Scope::new());
+            drop(outer);
             assert_closed();
             assert_eq!(
                 scoped_since(&before),
@@ -307,9 +307,9 @@ fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
 /// own, as an annotated recursive function does; each level boxes one
 /// record through `box_in_scope` and checks the scope the whole way down and up.
 fn descend(depth: u64, out: &mut Vec<Box<Record>>) {
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for _ in 0..1 {
-        scope.as_ref().enter();
+        guard.enter();
         assert!(scope_on_this_thread().is_some(), "depth {depth}: no scope");
         out.push(box_in_scope(record(depth)));
         if depth > 0 {
@@ -350,33 +350,33 @@ fn recursion_opens_one_scope_and_every_deeper_call_joins_it() {
 fn a_guard_closes_only_the_scope_it_opened() {
     serially(|| {
         on_fresh_thread(|| {
-            let mut opener = std::pin::pin!(Scope::new());
-            opener.as_ref().enter();
+            let opener = Guard::new();
+            opener.enter();
             assert_capturing();
             // Entering again changes nothing: it holds the scope already.
-            opener.as_ref().enter();
+            opener.enter();
             assert_capturing();
             {
-                let joined = std::pin::pin!(Scope::new());
-                joined.as_ref().enter();
+                let joined = Guard::new();
+                joined.enter();
                 assert_capturing();
                 // A guard never entered holds nothing either.
-                let mut idle = std::pin::pin!(Scope::new());
-                idle.set(Scope::new());
+                let idle = Guard::new();
+                drop(idle);
                 assert_capturing();
             }
             assert_capturing();
-            opener.set(Scope::new());
+            drop(opener);
             assert_closed();
             // A guard that joined, still alive after its opener dropped
             // (not the order generated code drops them in), closes nothing.
-            let mut first = std::pin::pin!(Scope::new());
-            first.as_ref().enter();
-            let mut second = std::pin::pin!(Scope::new());
-            second.as_ref().enter();
-            first.set(Scope::new());
+            let first = Guard::new();
+            first.enter();
+            let second = Guard::new();
+            second.enter();
+            drop(first);
             assert_closed();
-            second.set(Scope::new());
+            drop(second);
             assert_closed();
         });
     });
@@ -398,7 +398,7 @@ fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
                     _ => Poll::Pending,
                 }
             });
-            let mut future = pin!(ScopedFuture::new(inner, Scope::enter));
+            let mut future = pin!(ScopedFuture::new(inner, Guard::enter));
             let mut cx = Context::from_waker(Waker::noop());
             assert_eq!(future.as_mut().poll(&mut cx), Poll::Pending);
             assert_closed();
