@@ -34,15 +34,15 @@ use crate::types::{OwnedHeap, Run, Tally, NO_HEAP};
 /// assert_eq!(*boxes[1], "beta");
 /// ```
 ///
-/// A batch is a run of `T`'s size class, the same walk a batch scope makes
-/// for every box it serves: a pointer bump through a fresh stretch, then a
+/// A batch is a run of `T`'s size class, the same walk a scope's run makes
+/// for every allocation it serves: a pointer bump through a fresh stretch, then a
 /// pop from a list of recycled slots, with no atomic instruction, no
 /// thread-local lookup and no call. The first refill asks for the capacity
 /// (up to a span's slots), each later one for twice the last, as a scope's
 /// runs do. Nothing is reserved before the first `alloc`; what the batch
 /// did not hand out goes back when it drops. When [`BatchAlloc`] is not the
-/// global allocator, or `T` is not batched (zero-sized, aligned past a
-/// page, larger than the largest size class), `alloc` is `Box::new`.
+/// global allocator, or no size class serves `T` (zero-sized, aligned past
+/// a page, larger than the largest class), `alloc` is `Box::new`.
 ///
 /// [`BatchAlloc`]: crate::BatchAlloc
 pub struct Batch<T> {

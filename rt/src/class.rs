@@ -153,13 +153,13 @@ pub(crate) fn shape(class: u8) -> SizeClass {
     }
 }
 
-/// The class index meaning "not batched".
+/// The class index meaning "no class serves it".
 pub const NO_CLASS: u8 = u8::MAX;
 
 const _: () = assert!(NUM_CLASSES < NO_CLASS as usize);
 
 /// The smallest class whose slots fit `size` bytes at alignment `align`, or
-/// [`NO_CLASS`] for what a batch does not serve: zero-sized types, alignment
+/// [`NO_CLASS`] for what no class serves: zero-sized types, alignment
 /// past a page, sizes past the largest class. Spans start at frame
 /// boundaries, so a slot keeps `align` exactly when the class size is a
 /// multiple of it.

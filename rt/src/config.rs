@@ -18,7 +18,7 @@ pub const PAGE_SHIFT: u32 = 9;
 /// Bytes in a page.
 pub const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
 
-/// log2 of the frame size. A frame is the unit the reserved region is cut
+/// log2 of the frame size. A frame is the unit the region is cut
 /// into, the largest span, and the unit of memory returned to the OS; a span
 /// starts at its frame's first byte.
 #[cfg(not(miri))]
@@ -34,8 +34,8 @@ pub const FRAME_PAGES: usize = FRAME_SIZE / PAGE_SIZE;
 
 /// The fewest pages a span may have. The size-class generator starts here and
 /// adds pages until the tail a span cannot use is at most an eighth of it.
-/// By default every span fills its frame, so batches get long runs of slots
-/// from a single refill; the policy study's measurement build
+/// By default every span fills its frame, so a refill can take a long
+/// stretch of slots from one span; the policy study's measurement build
 /// `RUSTFLAGS="--cfg batch_alloc_small_spans"` starts from one page, as Go
 /// does.
 #[cfg(not(batch_alloc_small_spans))]
@@ -43,15 +43,17 @@ pub const MIN_SPAN_PAGES: usize = FRAME_PAGES;
 #[cfg(batch_alloc_small_spans)]
 pub const MIN_SPAN_PAGES: usize = 1;
 
-/// The largest object a batch serves; anything larger takes `Box::new`.
+/// The largest slot: the largest size class's size. A larger allocation in a
+/// scope is a large block or the inner allocator's, and a `Batch` of a
+/// larger type is `Box::new`.
 pub const MAX_SMALL_SIZE: usize = if FRAME_SIZE / 16 < 4096 {
     FRAME_SIZE / 16
 } else {
     4096
 };
 
-/// Bytes of address space reserved for frames, at first use and all at once
-/// (a process that cannot reserve it, for example under a small
+/// Bytes of address space mapped for frames, at first use and all at once
+/// (a process that cannot map it, for example under a small
 /// `ulimit -v`, gets plain boxes). Only what spans touch becomes resident.
 #[cfg(not(miri))]
 pub const REGION_BYTES: usize = 32 << 30;

@@ -36,7 +36,7 @@ impl Drop for Mark {
     }
 }
 
-/// Runs `f` inside this thread's batch scope, and returns what it returns:
+/// Runs `f` inside this thread's scope, and returns what it returns:
 /// the way in for code with no annotated function of its own, such as a
 /// derived `Deserialize` whose loops are inside serde.
 ///

@@ -33,8 +33,8 @@ impl Frame {
         self.0 as usize
     }
 
-    /// The frame `frames` frames on: one of a run of frames that starts
-    /// here, or the one just past it. Runs lie inside the region, so this
+    /// The frame `frames` frames on: one of contiguous frames that start
+    /// here, or the one just past them. They lie inside the region, so this
     /// never wraps.
     #[inline(always)]
     pub(crate) const fn plus(self, frames: u32) -> Frame {

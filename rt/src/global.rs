@@ -1,7 +1,6 @@
 //! `BatchAlloc`, the global-allocator wrapper: the four `GlobalAlloc`
-//! methods, each serving a capturing scope's allocations from its runs,
-//! span slots back into their spans, and everything else from the inner
-//! allocator. How the runtime learns that the wrapper is installed is
+//! methods, each serving an open scope's allocations from its runs, slots
+//! back into their spans, and everything else from the inner allocator. How the runtime learns that the wrapper is installed is
 //! `probe.rs`; the proof that no method unwinds, `no_unwind.rs`.
 
 use core::alloc::{GlobalAlloc, Layout};
@@ -19,11 +18,11 @@ use crate::no_unwind::NoUnwind;
 use crate::probe::{is_probe, observe_probe};
 use crate::region::{locate, Located};
 use crate::runs::count_large_block;
-use crate::runs::{alloc_in_scope, bump_captured, class_of_layout};
+use crate::runs::{alloc_in_scope, bump_scoped, class_of_layout};
 use crate::sync::Ordering;
 
-/// A `#[global_allocator]` that serves the allocations of batch scopes from
-/// its spans, frees span slots back into their spans, and passes everything
+/// A `#[global_allocator]` that serves the allocations of scopes from its
+/// spans, frees slots back into their spans, and passes everything
 /// else to the allocator it wraps, untouched.
 ///
 /// ```
@@ -35,11 +34,11 @@ use crate::sync::Ordering;
 /// ```
 ///
 /// Any [`GlobalAlloc`] can be wrapped, for example
-/// `BatchAlloc::new(mimalloc::MiMalloc)`. Outside batch scopes, `alloc`
-/// costs one thread-local read more than the inner allocator, and `dealloc`
-/// and `realloc` recognise a span slot by a range check before they read any
-/// metadata, so ordinary pointers cost one comparison more. While a
-/// batch scope is open on a thread, that thread's allocations the runtime
+/// `BatchAlloc::new(mimalloc::MiMalloc)`. Outside scopes, `alloc` costs
+/// one thread-local read more than the inner allocator, and `dealloc` and
+/// `realloc` recognise a slot by a range check before they read any
+/// metadata, so ordinary pointers cost one comparison more. While a scope
+/// is open on a thread, that thread's allocations the runtime
 /// has a size class for come from its spans instead; everything else still
 /// goes to the inner allocator.
 ///
@@ -47,10 +46,10 @@ use crate::sync::Ordering;
 ///
 /// A global allocator that wraps a `BatchAlloc` (to count allocations, say)
 /// must forward all four methods to it, `dealloc` and `realloc` included:
-/// batches hand out span slots only once `BatchAlloc` has seen a probe
+/// batches and scopes hand out slots only once `BatchAlloc` has seen a probe
 /// allocation go through `alloc_zeroed`, and from then on every slot must
 /// come back through its `dealloc`. A wrapper that forwarded `alloc_zeroed`
-/// but freed elsewhere would pass span slots to an allocator that did not
+/// but freed elsewhere would pass slots to an allocator that did not
 /// make them.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BatchAlloc<A = System> {
@@ -76,21 +75,20 @@ impl BatchAlloc<System> {
     }
 }
 
-// SAFETY: every method forwards to the inner allocator except for span
-// slots. A slot is handed out to one owner at a time: by a batch
-// (`Batch::alloc`), by a scope's run (annotated `Box::new` sites, and while
-// a capturing scope is open on the thread, `alloc`, `alloc_zeroed` and a
-// `realloc` that moves a block into a slot), and goes back into its span
-// through `dealloc`, or through a `realloc` that moves it out. The inner
-// allocator's blocks never lie in the region, which this runtime reserved,
-// so `dealloc` and `realloc` tell the two apart by address. A slot fits its
+// SAFETY: every method forwards to the inner allocator except for slots.
+// A slot is handed out to one owner at a time: by a batch (`Batch::alloc`),
+// by a scope's run (while a scope is open on the thread, `alloc`,
+// `alloc_zeroed` and a `realloc` that moves a block into a slot), and goes
+// back into its span through `dealloc`, or through a `realloc` that moves
+// it out. The inner allocator's blocks never lie in the region, which this
+// runtime mapped, so `dealloc` and `realloc` tell the two apart by address. A slot fits its
 // layout: its class's size is at least the layout's size and a multiple of
 // its alignment (`class_for`; no class serves an alignment past a page),
 // and slots start at multiples of the class size from the start of a
 // frame, which is aligned to the frame size, a multiple of the page; so a
 // slot keeps any alignment its class was chosen for. `realloc` keeps a slot
 // when the new size fits in it (at the same alignment) and otherwise moves
-// the contents to a slot of a larger class (capturing scope) or to a block
+// the contents to a slot of a larger class (in a scope) or to a block
 // of the inner allocator. No method unwinds (see `NoUnwind`).
 unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     #[inline]
@@ -99,7 +97,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
         let state = heap::scope_state();
         let p = if state.is_open() {
             // SAFETY: the caller's contract, forwarded.
-            unsafe { Self::alloc_captured(layout.size(), layout.align(), state, self) }
+            unsafe { Self::alloc_scoped(layout.size(), layout.align(), state, self) }
         } else {
             // SAFETY: the caller's contract, forwarded.
             unsafe { self.inner.alloc(layout) }
@@ -117,7 +115,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
         let state = heap::scope_state();
         let p = if state.is_open() {
             // SAFETY: the caller's contract, forwarded.
-            unsafe { self.alloc_zeroed_captured(state, layout) }
+            unsafe { self.alloc_zeroed_scoped(state, layout) }
         } else {
             // SAFETY: the caller's contract, forwarded.
             unsafe { self.inner.alloc_zeroed(layout) }
@@ -131,8 +129,8 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
         let proof = NoUnwind;
         match locate(ptr) {
             // SAFETY: a pointer inside the region is a slot this allocator
-            // handed out (a batch's or a scope's: a box, or any allocation
-            // a capturing scope served), since the inner allocator's blocks
+            // handed out (a batch's box, or any allocation a scope
+            // served), since the inner allocator's blocks
             // lie outside it, and `layout` is the one it was handed out
             // for; the caller gives it up.
             Some(at) => unsafe { free(ptr, at, at.span(), layout.size()) },
@@ -152,7 +150,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
                 let state = heap::scope_state();
                 match state.is_open() {
                     // SAFETY: the caller's contract, forwarded; the scope is
-                    // this thread's, open and capturing.
+                    // this thread's, and open.
                     true => unsafe { self.realloc_into_scope(state, ptr, layout, new_size) },
                     // SAFETY: the caller's contract, forwarded.
                     false => unsafe { self.inner.realloc(ptr, layout, new_size) },
@@ -165,39 +163,39 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
 }
 
 impl<A: GlobalAlloc> BatchAlloc<A> {
-    /// An allocation while a capturing scope is open: a bump of the run of
+    /// An allocation while a scope is open: a bump of the run of
     /// its class, else the slow path. Out of line, so that `alloc` stays a
     /// test and a call: inlined with the bump, it made callers such as
     /// `RawVec`'s allocation too large to inline themselves, which cost
     /// instructions in code as written, where no scope is ever open, and
-    /// in captured allocations too (docs/runtime.md has the figures). Its
+    /// in scoped allocations too (docs/runtime.md has the figures). Its
     /// parameters come in `__rust_alloc`'s order (size, then alignment), so
     /// that the call moves no register.
     ///
     /// # Safety
     /// - As for [`GlobalAlloc::alloc`], with `size` and `align` a layout's,
-    ///   and `state` this thread's open, capturing scope.
+    ///   and `state` this thread's open scope.
     #[inline(never)]
-    unsafe fn alloc_captured(size: usize, align: usize, state: ScopeState, this: &Self) -> *mut u8 {
+    unsafe fn alloc_scoped(size: usize, align: usize, state: ScopeState, this: &Self) -> *mut u8 {
         // SAFETY: the parts of a `Layout` (the caller's contract).
         let layout = unsafe { Layout::from_size_align_unchecked(size, align) };
-        match bump_captured(state, layout) {
+        match bump_scoped(state, layout) {
             Some(slot) => slot.as_ptr(),
             // SAFETY: the caller's contract, forwarded.
-            None => unsafe { this.alloc_captured_slow(state, layout) },
+            None => unsafe { this.alloc_scoped_slow(state, layout) },
         }
     }
 
-    /// A capturing scope's allocation that the bump did not serve: a slot
+    /// A scope's allocation that the bump did not serve: a slot
     /// from a refilled run or of a rare layout's class, else the inner
     /// allocator's.
     ///
     /// # Safety
-    /// - As for [`GlobalAlloc::alloc`], with `state` this thread's open,
-    ///   capturing scope.
+    /// - As for [`GlobalAlloc::alloc`], with `state` this thread's open
+    ///   scope.
     #[cold]
     #[inline(never)]
-    unsafe fn alloc_captured_slow(&self, state: ScopeState, layout: Layout) -> *mut u8 {
+    unsafe fn alloc_scoped_slow(&self, state: ScopeState, layout: Layout) -> *mut u8 {
         match scope_block(state, layout, false) {
             Some(block) => block.as_ptr(),
             // SAFETY: the caller's contract, forwarded.
@@ -205,13 +203,13 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         }
     }
 
-    /// `alloc_zeroed` in a capturing scope.
+    /// `alloc_zeroed` in a scope.
     ///
     /// # Safety
-    /// - As for [`BatchAlloc::alloc_captured_slow`].
+    /// - As for [`BatchAlloc::alloc_scoped_slow`].
     #[inline(never)]
-    unsafe fn alloc_zeroed_captured(&self, state: ScopeState, layout: Layout) -> *mut u8 {
-        let block = match bump_captured(state, layout) {
+    unsafe fn alloc_zeroed_scoped(&self, state: ScopeState, layout: Layout) -> *mut u8 {
+        let block = match bump_scoped(state, layout) {
             Some(slot) => Some(slot),
             None => scope_block(state, layout, true),
         };
@@ -236,7 +234,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
 
     /// A slot keeps any size up to its class, and a large block grows or
     /// shrinks in place where it can (see `large.rs`); past that the contents
-    /// move to a larger slot or block if a capturing scope is open and can
+    /// move to a larger slot or block if a scope is open and can
     /// serve the new size, otherwise to the inner allocator, and the slot is
     /// freed.
     ///
@@ -265,11 +263,11 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         // alignment, does not overflow `isize`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         let state = heap::scope_state();
-        let captured = match state.is_open() {
+        let scoped = match state.is_open() {
             true => scope_block(state, new_layout, false),
             false => None,
         };
-        let new = match captured {
+        let new = match scoped {
             Some(slot) => slot.as_ptr(),
             // SAFETY: `new_size` is non-zero (it exceeds the slot size).
             None => unsafe { self.inner.alloc(new_layout) },
@@ -285,14 +283,14 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         new
     }
 
-    /// `realloc` of one of the inner allocator's blocks while a capturing
-    /// scope is open: the contents move into a slot or a large block when
+    /// `realloc` of one of the inner allocator's blocks while a scope is
+    /// open: the contents move into a slot or a large block when
     /// the scope can serve the new size (a vector made before the scope and
     /// grown in it), otherwise the inner allocator reallocates as usual.
     ///
     /// # Safety
     /// - As for [`GlobalAlloc::realloc`], with `ptr` the inner allocator's
-    ///   and `state` this thread's open, capturing scope.
+    ///   and `state` this thread's open scope.
     #[cold]
     #[inline(never)]
     unsafe fn realloc_into_scope(
@@ -320,7 +318,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
 }
 
 /// A slot of the class that serves `layout` or, past the classes, a large
-/// block (zeroed if `zeroed`), from the capturing scope `state`: `None`
+/// block (zeroed if `zeroed`), from the open scope `state`: `None`
 /// for what neither serves, or with no memory.
 #[cold]
 #[inline(never)]

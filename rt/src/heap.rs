@@ -1,5 +1,5 @@
-//! This thread's heap state: which record is its heap, whether a batch
-//! scope is open on it, and whether it has retired. How a heap is made,
+//! This thread's heap state: which record is its heap, whether a scope is
+//! open on it, and whether it has retired. How a heap is made,
 //! trimmed and retired is `thread.rs`.
 //!
 //! The thread-locals the allocator path reads (the current record, the
@@ -23,7 +23,7 @@ thread_local! {
     static EXITED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Whether a batch scope is open on a thread, and how, in one word, so that
+/// Whether a scope is open on a thread, and how, in one word, so that
 /// the allocator path reads one thread-local and opening a scope writes
 /// one: the thread's heap record (whose runs a scope allocates from; 64-byte
 /// aligned, so its six low bits are free) with flags:

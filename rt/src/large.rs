@@ -1,6 +1,6 @@
-//! Large blocks: what a capturing scope allocates past the largest size
-//! class (a vector or a string that grew past 4 KiB, a buffer), served as an
-//! *extent*, a run of whole frames of the region, up to [`LARGE_MAX`].
+//! Large blocks: what a scope allocates past the largest size class (a
+//! vector or a string that grew past 4 KiB, a buffer), served as an
+//! *extent*, contiguous whole frames of the region, up to [`LARGE_MAX`].
 //!
 //! Without them, such a block goes to the inner allocator, and a program
 //! whose every small allocation comes from spans leaves that allocator

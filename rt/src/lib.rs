@@ -84,12 +84,12 @@
 //!    `ScopeState::ready` (`heap.rs`).
 //! 4. `Box::new` in the body reaches the global allocator, which, with a
 //!    scope open, takes a slot from the run of the layout's size class —
-//!    `BatchAlloc::alloc` (`global.rs`), `alloc_captured` (`global.rs`),
-//!    `bump_captured` (`runs.rs`), `take` (`runs.rs`). A fresh slot is a
+//!    `BatchAlloc::alloc` (`global.rs`), `alloc_scoped` (`global.rs`),
+//!    `bump_scoped` (`runs.rs`), `take` (`runs.rs`). A fresh slot is a
 //!    pointer bump, a recycled one a list pop, both by the run's cursor,
 //!    as in a `Batch` — `Cursor::take` (`cursor.rs`). So does every other
 //!    small allocation while the scope is open (strings, vectors, library
-//!    code). Rare layouts go out of line — `alloc_captured_slow`
+//!    code). Rare layouts go out of line — `alloc_scoped_slow`
 //!    (`global.rs`), `scope_block` (`global.rs`), `class_of_layout`
 //!    (`runs.rs`). With no scope open, the inner allocator serves it.
 //! 5. A used-up run refills — `next_slot` (`runs.rs`), `refill`
@@ -106,7 +106,7 @@
 //!    (`pool.rs`), `pop_empty_frame` (`pool.rs`) — or from past the
 //!    region's high-water mark — `fresh_frames` (`region.rs`). The region's
 //!    address space is reserved from the OS at first use — `ensure_ready`
-//!    (`region.rs`), `reserve_address_space` (`region.rs`). The frame
+//!    (`region.rs`), `map_address_space` (`region.rs`). The frame
 //!    becomes a span of the class,
 //!    owned by this heap — `Span::assign` (`types.rs`), `push_front`
 //!    (`queues.rs`).

@@ -16,7 +16,8 @@
 //!   only if its bytes 0..8 pass both (about 2^-51 per free for data that
 //!   does not know the random key; the canary alone, 2^-32, would abort a
 //!   correct program that frees a few billion objects of random-looking
-//!   data: the capture reliability test hit it in CI).
+//!   data: a reliability test that served every allocation from scopes
+//!   hit it in CI).
 //! - A free of a pointer that is not the start of a slot aborts.
 //!
 //! Every abort writes the reason to stderr without allocating.

@@ -14,7 +14,7 @@
 use core::sync::atomic::AtomicBool;
 
 use crate::os;
-use crate::sync::{Ordering, RunOnce, SpinLock};
+use crate::sync::{CallOnce, Ordering, SpinLock};
 
 /// Held while the per-site report's lists are read or written
 /// (`report.rs`, feature `report`), whose growth goes to the inner
@@ -28,7 +28,7 @@ pub(crate) static EXTENTS: SpinLock = SpinLock::new(2);
 /// Held while the decay or `trim` walks the empty frames it took off the
 /// pool's stacks (`pool.rs`): a fork waits until they are back.
 pub(crate) static DECAY: SpinLock = SpinLock::new(3);
-/// Held while the region is reserved (`region.rs`).
+/// Held while the region is mapped (`region.rs`).
 pub(crate) static REGION_INIT: SpinLock = SpinLock::new(4);
 /// Held while frames are committed (`region.rs`).
 pub(crate) static COMMIT: SpinLock = SpinLock::new(5);
@@ -40,30 +40,31 @@ fn all() -> [&'static SpinLock; 6] {
 }
 
 /// Registers the handlers below, once.
-static FORK_HANDLERS: RunOnce = RunOnce::new();
-/// Whether the handlers are registered: set by the run that registered
+static FORK_HANDLERS: CallOnce = CallOnce::new();
+/// Whether the handlers are registered: set by the call that registered
 /// them, and by their child handler (a child forked between the
-/// registration and the run's store has the one but not the other).
+/// registration and the call's store has the one but not the other).
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
 /// Registers the fork handlers, once per process: before any of the locks
-/// is first taken (the region's first reservation calls it, and every lock
-/// is taken only once the region is there). Registering them is all the run
-/// does: run again in a child forked while it was under way, it registers
+/// is first taken (the region's first mapping calls it, and every lock
+/// is taken only once the region is there). Registering them is all the call
+/// does: made again in a child forked while it was under way, it registers
 /// them only if they were not (a registration is whole or absent in the
-/// child, and one that is there marks the run done from its child handler).
+/// child, and one that is there marks the call done from its child
+/// handler).
 ///
 /// False if the C library refused (it can only be out of memory): then a
 /// fork while another thread held a lock would leave the child waiting on
-/// it for good, so the caller reserves no region, and no lock is ever
+/// it for good, so the caller maps no region, and no lock is ever
 /// taken (batches and scopes serve plain boxes).
 pub(crate) fn register_fork_handlers() -> bool {
-    FORK_HANDLERS.run(|| {
+    FORK_HANDLERS.call(|| {
         if os::at_fork(before_fork, after_fork, after_fork_in_child) {
             REGISTERED.store(true, Ordering::Relaxed);
         }
     });
-    // Relaxed: the run's release and acquire order the store before this.
+    // Relaxed: the call's release and acquire order the store before this.
     REGISTERED.load(Ordering::Relaxed)
 }
 
@@ -82,7 +83,7 @@ unsafe extern "C" fn after_fork() {
 unsafe extern "C" fn after_fork_in_child() {
     // SAFETY: the handler of the same fork.
     unsafe { after_fork() };
-    // Before the run is done, whose release publishes it.
+    // Before the call is done, whose release publishes it.
     REGISTERED.store(true, Ordering::Relaxed);
     FORK_HANDLERS.done_after_fork();
 }

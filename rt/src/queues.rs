@@ -222,7 +222,7 @@ pub(crate) fn give_back_runs(heap: OwnedHeap) {
         if let Some(unused) = run.cursor.take_unused(base, run.size as usize) {
             // SAFETY: the run's slots were reserved by this heap, linked as
             // reserved, and never handed out.
-            unsafe { give_back(heap.as_ptr(), unused, Tally::Run) };
+            unsafe { give_back(heap.as_ptr(), unused, Tally::Scope) };
         }
     }
 }

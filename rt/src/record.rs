@@ -21,7 +21,7 @@ use crate::types::{Counters, HeapRecord, OwnedHeap, Tally, NO_HEAP};
 static HEAPLESS_COUNTERS: Counters = Counters {
     batched_boxes: AtomicU64::new(0),
     reserve_calls: AtomicU64::new(0),
-    run_slots: AtomicU64::new(0),
+    scope_slots: AtomicU64::new(0),
     large_blocks: AtomicU64::new(0),
 };
 
@@ -58,7 +58,7 @@ pub(crate) fn claim_record() -> Option<&'static HeapRecord> {
 /// is left.
 fn new_record() -> Option<&'static HeapRecord> {
     const SIZE: usize = size_of::<HeapRecord>().next_multiple_of(align_of::<HeapRecord>());
-    // The region's first reservation registers the fork handlers: it must
+    // The region's first mapping registers the fork handlers: it must
     // come before the record lock is first taken (and without a region
     // there is no frame for a record anyway).
     if !region::ensure_ready() {
@@ -107,7 +107,7 @@ pub(crate) fn for_each_record(mut f: impl FnMut(&'static HeapRecord)) {
     }
 }
 
-/// Sums of all counters: `[batched_boxes, reserve_calls, run_slots,
+/// Sums of all counters: `[batched_boxes, reserve_calls, scope_slots,
 /// large_blocks]`.
 pub(crate) fn counter_totals() -> [u64; 4] {
     let mut totals = HEAPLESS_COUNTERS.read();

@@ -1,11 +1,12 @@
-//! The reserved address range spans live in, and the frames it is cut into.
+//! The address range spans live in, and the frames it is cut into.
 //!
-//! One reservation holds the span metadata array followed by the frames.
-//! Ownership of a pointer is one subtraction and one comparison against a
-//! constant length, made before any metadata is read. Before the reservation
-//! the base is 2^63, an address no user-space pointer reaches, so every
-//! pointer is rejected; if the full size cannot be reserved the region stays
-//! that way and batches fall back to `Box::new`. Frames are committed in
+//! One range, mapped at first use, holds the span metadata array followed
+//! by the frames. Ownership of a pointer is one subtraction and one
+//! comparison against a constant length, made before any metadata is read.
+//! Before the range is mapped the base is 2^63, an address no user-space
+//! pointer reaches, so every pointer is rejected; if the full size cannot be
+//! mapped the region stays that way and every allocation is the inner
+//! allocator's. Frames are committed in
 //! chunks as the high-water mark grows; empty ones are recycled through the
 //! pool (`pool.rs`).
 
@@ -19,14 +20,14 @@ use crate::os;
 use crate::sync::Ordering;
 use crate::types::Span;
 
-/// First frame, with provenance over the whole reservation; the span
-/// metadata array ends [`META_BYTES`] before it. [`UNRESERVED`] until the
-/// region is ready.
-static FRAMES_BASE: AtomicPtr<u8> = AtomicPtr::new(UNRESERVED);
+/// First frame, with provenance over the whole range; the span metadata
+/// array ends [`META_BYTES`] before it. [`UNMAPPED`] until the region is
+/// ready.
+static FRAMES_BASE: AtomicPtr<u8> = AtomicPtr::new(UNMAPPED);
 
 /// A base no pointer lies above: user-space addresses stay below 2^57 on
 /// every 64-bit platform, and `p - 2^63` wraps past any region length.
-const UNRESERVED: *mut u8 = ptr::without_provenance_mut(1 << (usize::BITS - 1));
+const UNMAPPED: *mut u8 = ptr::without_provenance_mut(1 << (usize::BITS - 1));
 
 /// Most frames a region may have.
 const MAX_FRAMES: usize = REGION_BYTES / FRAME_SIZE;
@@ -41,7 +42,7 @@ const UNINIT: u8 = 0;
 const READY: u8 = 1;
 const FAILED: u8 = 2;
 
-/// Whether the region is reserved; changes once, under `locks::REGION_INIT`.
+/// Whether the region is mapped; changes once, under `locks::REGION_INIT`.
 static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 /// Frames ever taken from the region (may run past `MAX_FRAMES` once
 /// exhausted): spans, frames now in the pool, and heap-record frames.
@@ -91,7 +92,7 @@ impl Located {
 /// not hold. Reads no metadata: a range check first.
 #[inline(always)]
 pub(crate) fn locate(p: *const u8) -> Option<Located> {
-    // Relaxed: a pointer inside the region was handed out by a batch, and
+    // Relaxed: a pointer inside the region was handed out by the runtime, and
     // whatever handed it to this thread (a channel, a join, a lock) ordered
     // the base's publication before; a pointer outside it is rejected
     // whichever base this load sees.
@@ -110,7 +111,7 @@ fn span_in(frames_base: *mut u8, frame: usize) -> &'static Span {
     // SAFETY: only frames below the committed mark are ever named (they come
     // from `acquire_frame` or from a pointer inside the region, which only
     // such frames hand out); their metadata is committed memory inside the
-    // reservation that is never unmapped, and an all-zero `Span` is valid.
+    // range that is never unmapped, and an all-zero `Span` is valid.
     unsafe { &*spans.wrapping_add(frame) }
 }
 
@@ -130,9 +131,9 @@ pub(crate) fn frame_base(frame: Frame) -> *mut u8 {
         .wrapping_add(frame.as_usize() << FRAME_SHIFT)
 }
 
-/// Reserves the region on first use. False if the OS refused (the address
+/// Maps the region on first use. False if the OS refused (the address
 /// space, or the fork handlers that keep the runtime's locks sound across
-/// a fork): batches then fall back to `Box::new`.
+/// a fork): every allocation then goes to the inner allocator.
 pub(crate) fn ensure_ready() -> bool {
     // Acquire: a thread that sees READY sees the base and the fork hooks.
     match STATE.load(Ordering::Acquire) {
@@ -142,7 +143,7 @@ pub(crate) fn ensure_ready() -> bool {
     }
 }
 
-/// Whether the region is reserved (without trying to reserve it).
+/// Whether the region is mapped (without trying to map it).
 pub(crate) fn is_ready() -> bool {
     STATE.load(Ordering::Acquire) == READY
 }
@@ -150,7 +151,7 @@ pub(crate) fn is_ready() -> bool {
 #[cold]
 fn init_slow() -> bool {
     // Before any lock is first taken, so that a fork while this thread
-    // reserves the region cannot leave one held in the child. Without the
+    // maps the region cannot leave one held in the child. Without the
     // handlers no lock may ever be taken: no region.
     if !locks::register_fork_handlers() {
         return false;
@@ -159,7 +160,7 @@ fn init_slow() -> bool {
     if STATE.load(Ordering::Relaxed) == UNINIT {
         let page = os::page_size();
         let ready = if serves_page_size(page) {
-            reserve_address_space()
+            map_address_space()
         } else {
             // Once: the state is FAILED from now on.
             os::write_stderr(PageSizeWarning::new(page).text());
@@ -231,7 +232,7 @@ impl PageSizeWarning {
     }
 }
 
-/// What the reservation is aligned to: a transparent huge page (2 MiB on
+/// What the region's range is aligned to: a transparent huge page (2 MiB on
 /// x86-64 and most of aarch64), so that the frames, which start a whole
 /// number of huge pages in, can be backed by huge pages; a frame under Miri.
 #[cfg(not(miri))]
@@ -246,23 +247,23 @@ const REGION_ALIGN: usize = FRAME_SIZE;
 const HUGE_PAGE: usize = 2 << 20;
 const _: () = assert!(META_BYTES % REGION_ALIGN == 0 && REGION_ALIGN % FRAME_SIZE == 0);
 
-/// Reserves the region's address space, the metadata array and the frames
-/// in one range aligned to a huge page (`os::reserve_address_space`), and
+/// Maps the region's address space, the metadata array and the frames in
+/// one range aligned to a huge page (`os::map_address_space`), and
 /// asks for huge pages over all of it, as mimalloc does for
 /// its arenas: memory a program touches for the first time then faults in
 /// a huge page at a time rather than a page at a time (docs/runtime.md has
 /// the figures). All or nothing: the ownership check compares against the
 /// full length.
-fn reserve_address_space() -> bool {
-    let Some(start) = os::reserve_address_space(META_BYTES + REGION_BYTES + REGION_ALIGN) else {
+fn map_address_space() -> bool {
+    let Some(start) = os::map_address_space(META_BYTES + REGION_BYTES + REGION_ALIGN) else {
         return false;
     };
     let start = start.as_ptr();
     let misalign = start.addr() & (REGION_ALIGN - 1);
     let aligned = start.wrapping_add((REGION_ALIGN - misalign) & (REGION_ALIGN - 1));
-    // SAFETY: the range lies inside the reservation just made.
+    // SAFETY: the range lies inside the one just mapped.
     unsafe { os::advise_huge_pages(aligned, META_BYTES + REGION_BYTES) };
-    // Release: publishes the reservation to every thread that reads the base
+    // Release: publishes the range to every thread that reads the base
     // with acquire (`ensure_ready`'s state load orders it too).
     FRAMES_BASE.store(aligned.wrapping_add(META_BYTES), Ordering::Release);
     true
@@ -309,7 +310,7 @@ fn commit_frames(from: usize, to: usize) -> bool {
         .wrapping_mul(FRAME_SIZE);
     let frames = frame_base(Frame::new(from as u32));
     // SAFETY: both ranges are frame-aligned, so page-aligned, and inside the
-    // reservation: the metadata area is a whole number of frames, and `to`
+    // region's range: the metadata area is a whole number of frames, and `to`
     // is at most the frame count.
     unsafe {
         os::commit(
@@ -377,7 +378,7 @@ mod tests {
     use super::*;
 
     /// The check the region makes of the system's page size before it
-    /// reserves anything, with the sizes of the kernels a build meets:
+    /// maps anything, with the sizes of the kernels a build meets:
     /// qemu-user and the test machines cannot choose their page size, so
     /// the 16 and 64 KiB kernels are checked here, through the same logic.
     #[test]

@@ -39,7 +39,7 @@ pub(crate) enum Outcome {
     Served = 0,
     /// A scope was joined (one was already open).
     Elsewhere = 1,
-    /// `BatchAlloc` is not the global allocator (or cannot reserve its
+    /// `BatchAlloc` is not the global allocator (or cannot map its
     /// address range).
     NotInstalled = 2,
 }
@@ -64,7 +64,7 @@ pub fn report() -> String {
     String::from(
         "batch-alloc report: off. Build with the `report` feature \
          (batch-alloc = { version = \"0.1\", features = [\"report\"] }) to count what each \
-         annotated function, scope() call and Box::new served.\n",
+         annotated function and scope() call served.\n",
     )
 }
 
@@ -72,7 +72,7 @@ pub fn report() -> String {
 mod off {
     use super::{Outcome, SiteKind};
 
-    /// One place in the user's code the attribute rewrote: empty without
+    /// An annotated function or a `scope()` call: empty without
     /// the `report` feature, so that it compiles to nothing.
     #[derive(Debug)]
     pub struct Site;
@@ -113,8 +113,8 @@ mod on {
 
     const OUTCOMES: usize = 3;
 
-    /// One place in the user's code the attribute rewrote, or a `scope()`
-    /// call, with its counts. One static per rewritten place.
+    /// An annotated function, an annotated `async fn` or a `scope()` call,
+    /// with its counts. One static per place.
     #[derive(Debug)]
     pub struct Site {
         kind: SiteKind,

@@ -1,13 +1,12 @@
-//! Scope runs: what a thread allocates from while a batch scope is open.
+//! Runs: what a thread allocates from while a scope is open, and what a
+//! `Batch` is.
 //!
 //! A thread's heap keeps one [`Run`] per size class: slots reserved from one
 //! span in one refill, a contiguous stretch handed out by a pointer bump,
 //! then a list of recycled slots. While a scope is open (see `scope.rs`),
-//! annotated `Box::new` sites take their slot from the run of their class,
-//! known at compile time; a scope that captures also serves every other
-//! allocation the runtime can (`BatchAlloc::alloc`, `alloc_zeroed`,
-//! `realloc` of a size class it has) from the run of the class the layout
-//! maps to. The runs stay with the heap between scopes, so a scope costs
+//! every allocation the runtime can serve (`BatchAlloc::alloc`,
+//! `alloc_zeroed`, `realloc` into a size class) takes its slot from the run
+//! of the class its layout maps to. A `Batch` is a run of its own. The runs stay with the heap between scopes, so a scope costs
 //! nothing to open or close, and a short one does not pay for a refill;
 //! their unused slots go back when the thread exits. Every slot handed out
 //! is an ordinary slot of its span, freed by `dealloc` on any thread.
@@ -25,7 +24,7 @@ use crate::reserve::reserve;
 use crate::sync::Ordering;
 use crate::types::{class_index, Counters, HeapRecord, OwnedHeap, Run, Tally, CLASS_BY_WORDS};
 
-/// The fast path of a capturing scope's allocation: a bump from the run of
+/// The fast path of a scope's allocation: a bump from the run of
 /// `layout`'s class, for the sizes and alignments of everyday types.
 /// `None` when that is not enough (a run used up, a large layout, one
 /// aligned past 16): the caller takes [`alloc_in_scope`] with
@@ -34,7 +33,7 @@ use crate::types::{class_index, Counters, HeapRecord, OwnedHeap, Run, Tally, CLA
 ///
 /// `state` is the open scope's state, read by the caller.
 #[inline(always)]
-pub(crate) fn bump_captured(state: ScopeState, layout: Layout) -> Option<NonNull<u8>> {
+pub(crate) fn bump_scoped(state: ScopeState, layout: Layout) -> Option<NonNull<u8>> {
     if layout.size() > MAX_SMALL_SIZE || layout.align() > 16 {
         return None;
     }
@@ -106,7 +105,7 @@ pub(crate) fn alloc_in_scope(state: ScopeState, class: u8) -> Option<NonNull<u8>
     match unsafe { take(run, run.size as usize) } {
         Some(slot) => Some(slot),
         // SAFETY: as above.
-        None => unsafe { next_slot(heap, run, class, Tally::Run) },
+        None => unsafe { next_slot(heap, run, class, Tally::Scope) },
     }
 }
 

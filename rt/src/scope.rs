@@ -1,5 +1,5 @@
-//! Batch scopes: while one is open on a thread, the thread allocates from
-//! its heap's runs.
+//! Scopes: while one is open on a thread, the thread allocates from its
+//! heap's runs.
 //!
 //! The first [`scope`](crate::scope()) call or annotated function running on a thread opens
 //! the scope as it starts; everything that runs inside it, annotated or not,
@@ -147,7 +147,7 @@ impl<F: Future, G: Default, E: FnMut(&G)> Future for ScopedFuture<F, G, E> {
 
 /// Runs `f` with this thread's scope, if one is open, set aside: what `f`
 /// allocates goes to the inner allocator and is not counted as scoped. For
-/// the crate's own bookkeeping inside a user's loop (the per-site report).
+/// the crate's own bookkeeping inside a user's scope (the per-site report).
 #[cfg(feature = "report")]
 pub(crate) fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
     struct Restore(ScopeState);
@@ -162,9 +162,8 @@ pub(crate) fn outside_scope<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Whether a batch scope is open on this thread: `Some(true)` if one is
-/// (every scope serves every allocation it can), `None` if not. For tests
-/// and diagnostics; not public API.
+/// Whether a scope is open on this thread: `Some(true)` if one is, `None`
+/// if not. For tests; not public API.
 #[doc(hidden)]
 pub fn scope_on_this_thread() -> Option<bool> {
     let state = heap::scope_state();
@@ -172,7 +171,7 @@ pub fn scope_on_this_thread() -> Option<bool> {
 }
 
 /// A slot of `T`'s class from this thread's open scope: `None` if no scope
-/// is open, `T` is not batched or there is no memory.
+/// is open, no class serves `T` or there is no memory.
 #[inline(always)]
 fn slot_in_scope<T>() -> Option<NonNull<u8>> {
     let state = heap::scope_state();
@@ -184,8 +183,8 @@ fn slot_in_scope<T>() -> Option<NonNull<u8>> {
 }
 
 /// A slot of `T`'s class from the open scope's run, the class known at
-/// compile time, or `Box::new` when no scope is open or `T` is not
-/// batched: for the runtime's tests of typed boxing. Not public API.
+/// compile time, or `Box::new` when no scope is open or no class serves
+/// `T`: for the runtime's tests of typed boxing. Not public API.
 #[doc(hidden)]
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]

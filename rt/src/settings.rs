@@ -1,5 +1,5 @@
 //! The environment variables the runtime reads, once, at first use (the
-//! first batch scope, the report at exit), and the
+//! first scope, the report at exit), and the
 //! one-line warnings it gives about them and about a missing
 //! `#[global_allocator]`.
 //!
@@ -14,9 +14,9 @@
 //! the allocator path.
 //!
 //! The first read is a process's first scope's, so it must survive a fork:
-//! it is a [`RunOnce`], which a child forked while another thread was
+//! it is a [`CallOnce`], which a child forked while another thread was
 //! reading takes over (std's `OnceLock` left such a child waiting for good
-//! for a thread it does not have). Its warnings are written after the run,
+//! for a thread it does not have). Its warnings are written after the call,
 //! with `write(2)` and no lock: a thread blocked writing them (stderr a full
 //! pipe) holds nothing a child needs.
 
@@ -24,7 +24,7 @@ use core::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::os;
-use crate::sync::RunOnce;
+use crate::sync::CallOnce;
 
 /// What the environment says. Not public API: read through
 /// the report and the warnings.
@@ -47,13 +47,13 @@ const KNOWN: [(&str, &str); 2] = [
 
 const SWITCH: &str = "`on` or `off` (also `1`/`0`, `true`/`false`, `yes`/`no`)";
 
-/// The settings, once read: written only inside [`READ`]'s run, read only
+/// The settings, once read: written only inside [`READ`]'s call, read only
 /// once it is done.
 struct Read(UnsafeCell<Settings>);
 
-// SAFETY: the cell is written only inside `READ`'s run, by one thread of a
-// process at a time, and read only after the run is done (its acquire
-// load pairs with the run's release), after which nothing writes it.
+// SAFETY: the cell is written only inside `READ`'s call, by one thread of
+// a process at a time, and read only after the call is done (its acquire
+// load pairs with the call's release), after which nothing writes it.
 unsafe impl Sync for Read {}
 
 static SETTINGS: Read = Read(UnsafeCell::new(Settings {
@@ -63,30 +63,30 @@ static SETTINGS: Read = Read(UnsafeCell::new(Settings {
 
 /// Reads the environment into [`SETTINGS`], once per process.
 ///
-/// A child forked while another thread was inside the run runs it again
-/// (`RunOnce`), which is safe after a partial run, since what the run does
-/// leaves nothing the child's run could trip on:
+/// A child forked while another thread was inside the call makes it again
+/// (`CallOnce`), which is safe after a partial call, since what the call
+/// does leaves nothing the child's call could trip on:
 /// - it reads the environment through std, whose lock readers share: the
 ///   child takes it though the vanished reader held it (only a thread of
 ///   the parent waiting to change the environment, `set_var`, would make
 ///   any read in the child wait, this one's or not);
 /// - it allocates: the global allocator survives a fork (`BatchAlloc`'s
-///   fork handlers, and the inner allocator's own), and the partial run's
+///   fork handlers, and the inner allocator's own), and the partial call's
 ///   memory at worst leaks in the child;
-/// - it keeps its warnings in its caller's list, written after the run, so
-///   it never holds stderr;
+/// - it keeps its warnings in its caller's list, written after the call,
+///   so it never holds stderr;
 /// - it writes the cell whole at its end, and nobody reads the cell before
-///   the run is done.
+///   the call is done.
 ///
-/// So the child's run does all of it again, over whatever the parent's
+/// So the child's call does all of it again, over whatever the parent's
 /// thread had got to.
-static READ: RunOnce = RunOnce::new();
+static READ: CallOnce = CallOnce::new();
 
 /// The settings, read from the environment at the first call.
 #[doc(hidden)]
 pub fn settings() -> &'static Settings {
     let mut warnings = Vec::new();
-    READ.run(|| {
+    READ.call(|| {
         let mut warn = |line: String| warnings.push(line);
         let settings = read(|name| std::env::var_os(name), &mut warn);
         for (name, _) in std::env::vars_os() {
@@ -94,15 +94,15 @@ pub fn settings() -> &'static Settings {
                 warn(line);
             }
         }
-        // SAFETY: inside the run (see `Read`).
+        // SAFETY: inside the call (see `Read`).
         unsafe { SETTINGS.0.get().write(settings) };
     });
-    // Only the thread that ran the read has any: once per process (a child
+    // Only the thread that made the read has any: once per process (a child
     // that took the read over warns again, in its own process).
     for line in warnings {
         os::write_stderr(format!("batch-alloc: {line}\n").as_bytes());
     }
-    // SAFETY: the run is done, so the cell is written and stays as it is.
+    // SAFETY: the call is done, so the cell is written and stays as it is.
     unsafe { &*SETTINGS.0.get() }
 }
 
@@ -154,8 +154,8 @@ fn unknown_name(name: &str) -> Option<String> {
 }
 
 /// In a debug build, once per process and unless `BATCH_ALLOC_WARNINGS=off`:
-/// says on stderr that a batch scope or batch ran without `BatchAlloc` as
-/// the global allocator, so nothing was served, and how to fix it.
+/// says on stderr that a scope or a batch ran without `BatchAlloc` as the
+/// global allocator, so nothing was served, and how to fix it.
 #[cold]
 pub(crate) fn warn_not_installed() {
     static WARNED: AtomicBool = AtomicBool::new(false);
@@ -163,9 +163,9 @@ pub(crate) fn warn_not_installed() {
         return;
     }
     os::write_stderr(
-        b"batch-alloc: a batch scope opened (an annotated function, a `scope()` call or a \
-          `Batch` ran), but `BatchAlloc` is not the global allocator, so nothing is served \
-          from batches. Add to the application's main file:\n    #[global_allocator]\n    \
+        b"batch-alloc: an annotated function, a `scope()` call or a `Batch` ran, but \
+          `BatchAlloc` is not the global allocator, so nothing is served from its spans. Add \
+          to the application's main file:\n    #[global_allocator]\n    \
           static GLOBAL: batch_alloc::BatchAlloc = batch_alloc::BatchAlloc::system();\n(Only \
           debug builds say this; BATCH_ALLOC_WARNINGS=off silences it.)\n",
     );

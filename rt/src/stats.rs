@@ -13,7 +13,7 @@ use crate::types::NO_HEAP;
 
 /// A snapshot of the runtime, for every thread together.
 ///
-/// Slots a batch or a scope run has reserved count as out of their spans
+/// Slots a batch or a scope's run has reserved count as out of their spans
 /// until handed out or given back: a batch gives back its unused slots when
 /// it is refilled or dropped, a thread's runs when the thread exits. Slots
 /// freed on one thread into another thread's spans may wait in the freeing
@@ -26,11 +26,12 @@ use crate::types::NO_HEAP;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Boxes handed out from batch slots since the program started.
+    /// Boxes that [`Batch`](crate::Batch)es handed out since the program
+    /// started.
     pub batched_boxes: u64,
-    /// Allocations served from batch scopes' runs since the program
-    /// started: annotated `Box::new`s and, in capturing scopes, every other
-    /// allocation the runtime could serve.
+    /// Allocations scopes served since the program started: every
+    /// allocation made while a scope was open that the runtime could serve,
+    /// from the runs or as a large block.
     pub scoped_allocations: u64,
     /// Reservations made since the program started: the calls that hand a
     /// batch or a scope's run the slots it asked for, one per refill.
@@ -52,7 +53,7 @@ pub fn stats() -> Stats {
     if let Some(heap) = heap::current_owned() {
         outbox::send_all(heap);
     }
-    let [batched_boxes, reserve_calls, run_slots, large_blocks] = counter_totals();
+    let [batched_boxes, reserve_calls, scope_slots, large_blocks] = counter_totals();
     let mut out_of_spans: u64 = 0;
     for frame in region::frames_touched() {
         out_of_spans += slots_out(region::span(frame)) as u64;
@@ -67,7 +68,7 @@ pub fn stats() -> Stats {
         batched_boxes,
         // Saturating: a thread refilling or exiting meanwhile can make the
         // two readings disagree for a moment.
-        scoped_allocations: run_slots
+        scoped_allocations: scope_slots
             .saturating_sub(unused_in_runs)
             .wrapping_add(large_blocks),
         reserve_calls,
@@ -77,7 +78,7 @@ pub fn stats() -> Stats {
     }
 }
 
-/// Allocations this thread's batch scopes have served so far (what
+/// Allocations this thread's scopes have served so far (what
 /// [`Stats::scoped_allocations`] counts, for this thread alone): for the
 /// per-site report.
 #[cfg(feature = "report")]
@@ -88,8 +89,8 @@ pub(crate) fn scoped_allocations_on_this_thread() -> u64 {
     }
     // SAFETY: this thread's heap; records are never freed.
     let heap = unsafe { &*heap };
-    let [_, _, run_slots, large_blocks] = heap.counters.read();
-    run_slots
+    let [_, _, scope_slots, large_blocks] = heap.counters.read();
+    scope_slots
         .saturating_sub(unused_slots(heap))
         .wrapping_add(large_blocks)
 }

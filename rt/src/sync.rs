@@ -1,6 +1,6 @@
 //! The runtime's synchronisation primitives: the atomics of the
 //! cross-thread protocols (switchable to loom's), one spin lock, one-time
-//! runs that survive a fork, one lock-free stack of frame indices, and the
+//! calls that survive a fork, one lock-free stack of frame indices, and the
 //! markers of protocol windows.
 //!
 //! The atomics inside spans and heap records are loom's under
@@ -42,7 +42,7 @@ pub(crate) fn backoff(spins: &mut u32) {
 }
 
 /// A lock for the runtime's rare, short critical sections (committing
-/// memory, carving heap records, reserving the region). Never taken on a
+/// memory, carving heap records, mapping the region). Never taken on a
 /// path that frees or hands out a slot.
 ///
 /// Each lock has a rank, its place in the order locks nest (`locks.rs`
@@ -136,81 +136,83 @@ mod lock_order {
     pub(super) fn released(_rank: u8) {}
 }
 
-/// Runs a function once per process; callers that come while it runs wait
-/// until it is done. (`std::sync::Once` may park, which is fine, but the
-/// optimiser cannot see that it never unwinds; see `NoUnwind`.)
+/// Calls a function once per process; callers that come while it is being
+/// called wait until it is done. (`std::sync::Once` may park, which is
+/// fine, but the optimiser cannot see that it never unwinds; see
+/// `NoUnwind`.)
 ///
-/// A process forked while one of its threads ran the function starts with
-/// the run under way and no thread to finish it. The run's word names the
-/// fork generation of the process that started it ([`fork_generation`]),
-/// which a child handler counts up in every forked child: so a run under
-/// way in the child's parent, or in any process it descends from, is
-/// abandoned in the child, and its first caller takes the run over and
-/// calls the function itself. (A process id would not do: a container's
+/// A process forked while one of its threads called the function starts
+/// with the call under way and no thread to finish it. The call's word
+/// names the fork generation of the process that started it
+/// ([`fork_generation`]), which a child handler counts up in every forked
+/// child: so a call under way in the child's parent, or in any process it
+/// descends from, is abandoned in the child, and its first caller takes the
+/// call over and calls the function itself. (A process id would not do: a container's
 /// init is pid 1, and so is a child it forks into a new PID namespace.)
-/// Each function given to a `RunOnce` must therefore be safe to call again
+/// Each function given to a `CallOnce` must therefore be safe to call again
 /// after a partial call in a thread that no longer exists; its caller says
 /// why it is.
 ///
-/// The word, one `u64`: [`NOT_RUN`](Self::NOT_RUN), [`DONE`](Self::DONE),
-/// or the fork generation of the process running it in the high half and
-/// [`RUNNING`](Self::RUNNING) in the low.
-pub(crate) struct RunOnce<W = core::sync::atomic::AtomicU64> {
+/// The word, one `u64`: [`NOT_CALLED`](Self::NOT_CALLED), [`DONE`](Self::DONE),
+/// or the fork generation of the process calling it in the high half and
+/// [`CALLING`](Self::CALLING) in the low.
+pub(crate) struct CallOnce<W = core::sync::atomic::AtomicU64> {
     word: W,
 }
 
-impl RunOnce {
-    pub(crate) const fn new() -> RunOnce {
-        RunOnce {
-            word: core::sync::atomic::AtomicU64::new(Self::NOT_RUN),
+impl CallOnce {
+    pub(crate) const fn new() -> CallOnce {
+        CallOnce {
+            word: core::sync::atomic::AtomicU64::new(Self::NOT_CALLED),
         }
     }
 
     /// In a child just forked, from a fork handler that `f` registered:
-    /// `f` got as far as registering it, which is all it does, so the run
-    /// is done even if the thread that ran it did not get to say so.
+    /// `f` got as far as registering it, which is all it does, so the call
+    /// is done even if the thread that made it did not get to say so.
     pub(crate) fn done_after_fork(&self) {
         self.word.store(Self::DONE, Ordering::Release);
     }
 }
 
 #[cfg(loom)]
-impl RunOnce<loom::sync::atomic::AtomicU64> {
-    /// For the models: a run not started yet, or (`Some(generation)`)
+impl CallOnce<loom::sync::atomic::AtomicU64> {
+    /// For the models: a call not started yet, or (`Some(generation)`)
     /// under way in the process of that fork generation when this one was
     /// forked from it.
     pub(crate) fn for_model(under_way_in: Option<u32>) -> Self {
-        let word = under_way_in.map_or(Self::NOT_RUN, Self::running);
-        RunOnce {
+        let word = under_way_in.map_or(Self::NOT_CALLED, Self::calling);
+        CallOnce {
             word: loom::sync::atomic::AtomicU64::new(word),
         }
     }
 }
 
-impl<W: SharedWord> RunOnce<W> {
-    const NOT_RUN: u64 = 0;
+impl<W: SharedWord> CallOnce<W> {
+    const NOT_CALLED: u64 = 0;
     const DONE: u64 = 1;
-    const RUNNING: u64 = 2;
+    const CALLING: u64 = 2;
 
-    /// A run under way in the process of fork generation `generation`.
-    fn running(generation: u32) -> u64 {
-        u64::from(generation) << 32 | Self::RUNNING
+    /// A call under way in the process of fork generation `generation`.
+    fn calling(generation: u32) -> u64 {
+        u64::from(generation) << 32 | Self::CALLING
     }
 
-    /// Runs `f` unless it has run (or runs now, on another thread of this
-    /// process, which this call then waits for).
+    /// Calls `f` unless it has been called (or is being called now, on
+    /// another thread of this process, which this caller then waits for).
     #[inline]
-    pub(crate) fn run(&self, f: impl FnOnce()) {
+    pub(crate) fn call(&self, f: impl FnOnce()) {
         // Acquire: whoever sees DONE sees what `f` did.
         if self.word.load(Ordering::Acquire) != Self::DONE {
-            self.run_in(fork_generation(), f);
+            self.call_in(fork_generation(), f);
         }
     }
 
-    /// [`run`](Self::run), in the process of fork generation `generation`.
+    /// [`call`](Self::call), in the process of fork generation
+    /// `generation`.
     #[cold]
-    pub(crate) fn run_in(&self, generation: u32, f: impl FnOnce()) {
-        let mine = Self::running(generation);
+    pub(crate) fn call_in(&self, generation: u32, f: impl FnOnce()) {
+        let mine = Self::calling(generation);
         let mut spins = 0;
         let mut word = self.word.load(Ordering::Acquire);
         loop {
@@ -218,13 +220,13 @@ impl<W: SharedWord> RunOnce<W> {
                 return;
             }
             if word == mine {
-                // Another thread of this process runs it.
+                // Another thread of this process calls it.
                 backoff(&mut spins);
                 word = self.word.load(Ordering::Acquire);
                 continue;
             }
-            // Not run yet, or under way in a process this one descends
-            // from, whose running thread does not exist here.
+            // Not called yet, or under way in a process this one descends
+            // from, whose calling thread does not exist here.
             window();
             match self
                 .word
@@ -248,7 +250,7 @@ impl<W: SharedWord> RunOnce<W> {
 /// [`count_generations`]).
 static GENERATION: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
-/// Whether that handler is registered: [`UNDECIDED`] until the first run
+/// Whether that handler is registered: [`UNDECIDED`] until the first call
 /// of a process asks, then for good [`COUNTED`] or (the C library refused)
 /// [`NOT_COUNTED`]. A child inherits its parent's state.
 static GENERATIONS: AtomicU8 = AtomicU8::new(UNDECIDED);
@@ -256,11 +258,11 @@ const UNDECIDED: u8 = 0;
 const COUNTED: u8 = 1;
 const NOT_COUNTED: u8 = 2;
 
-/// This process's name for [`RunOnce`]: its fork generation, which differs
+/// This process's name for [`CallOnce`]: its fork generation, which differs
 /// from that of every process it descends from, in any PID namespace. A
 /// process's first call registers the child handler that counts
-/// generations, so it is there before any run starts (a child forked
-/// before then has no run of its parent's to take over). Should the C
+/// generations, so it is there before any call starts (a child forked
+/// before then has no call of its parent's to take over). Should the C
 /// library refuse it (it can only be out of memory), the process id names
 /// the process instead, with the top bit set so that it equals no
 /// generation: that tells a child from its parent everywhere but across
@@ -279,7 +281,7 @@ pub(crate) fn fork_generation() -> u32 {
 /// Registers the handler that counts generations. Threads that come here
 /// at once may each register one: a child whose generation counts up twice
 /// is as distinct from its parent as one counted once. The first to decide
-/// decides for the process, before any run of it starts.
+/// decides for the process, before any call of it starts.
 #[cold]
 fn count_generations() {
     let counted = match os::at_fork(nothing_around_fork, nothing_around_fork, next_generation) {
@@ -293,7 +295,7 @@ fn count_generations() {
 /// A fork handler for the places where only the child has work.
 pub(crate) unsafe extern "C" fn nothing_around_fork() {}
 
-/// In a child just forked: one generation on. Every run under way in the
+/// In a child just forked: one generation on. Every call under way in the
 /// parent is now another generation's, abandoned.
 unsafe extern "C" fn next_generation() {
     GENERATION.fetch_add(1, Ordering::Relaxed);
@@ -519,18 +521,18 @@ mod tests {
     /// How long a forked child may take before it counts as hung.
     const CHILD_TIMEOUT: Duration = Duration::from_secs(10);
 
-    /// A thread that runs `once`'s function, and stays inside it until
+    /// A thread that calls `once`'s function, and stays inside it until
     /// `release` is set; returned once it is inside.
-    fn hold_a_run(
-        once: &'static RunOnce,
-        runs: &'static AtomicU32,
+    fn hold_a_call(
+        once: &'static CallOnce,
+        calls: &'static AtomicU32,
         release: &'static AtomicBool,
     ) -> std::thread::JoinHandle<()> {
         static INSIDE: AtomicBool = AtomicBool::new(false);
         INSIDE.store(false, Ordering::Relaxed);
         let runner = std::thread::spawn(move || {
-            once.run(|| {
-                runs.fetch_add(1, Ordering::Relaxed);
+            once.call(|| {
+                calls.fetch_add(1, Ordering::Relaxed);
                 INSIDE.store(true, Ordering::Release);
                 while !release.load(Ordering::Acquire) {
                     std::thread::yield_now();
@@ -543,35 +545,35 @@ mod tests {
         runner
     }
 
-    /// A fork while another thread runs a `RunOnce`'s function leaves the
-    /// child with the run under way and nobody to finish it: the child's
-    /// first call must run the function itself, not wait forever.
+    /// A fork while another thread calls a `CallOnce`'s function leaves the
+    /// child with the call under way and nobody to finish it: the child's
+    /// first call must call the function itself, not wait forever.
     #[test]
     fn a_forked_child_runs_what_a_thread_was_running_at_the_fork() {
-        static ONCE: RunOnce = RunOnce::new();
-        static RUNS: AtomicU32 = AtomicU32::new(0);
+        static ONCE: CallOnce = CallOnce::new();
+        static CALLS: AtomicU32 = AtomicU32::new(0);
         static RELEASE: AtomicBool = AtomicBool::new(false);
-        let runner = hold_a_run(&ONCE, &RUNS, &RELEASE);
+        let runner = hold_a_call(&ONCE, &CALLS, &RELEASE);
         let parent_generation = fork_generation();
-        // The child touches only atomics and the RunOnce.
+        // The child touches only atomics and the CallOnce.
         let child = fork_and_wait(CHILD_TIMEOUT, || {
             let next_generation = fork_generation() != parent_generation;
-            ONCE.run(|| {
-                RUNS.fetch_add(1, Ordering::Relaxed);
+            ONCE.call(|| {
+                CALLS.fetch_add(1, Ordering::Relaxed);
             });
-            // The parent's run, copied at the fork, and the child's own.
-            let ran_here = RUNS.load(Ordering::Relaxed) == 2;
-            // A second call finds the run done.
-            ONCE.run(|| {
-                RUNS.fetch_add(1, Ordering::Relaxed);
+            // The parent's call, copied at the fork, and the child's own.
+            let ran_here = CALLS.load(Ordering::Relaxed) == 2;
+            // A second call finds the call done.
+            ONCE.call(|| {
+                CALLS.fetch_add(1, Ordering::Relaxed);
             });
-            let once = RUNS.load(Ordering::Relaxed) == 2;
+            let once = CALLS.load(Ordering::Relaxed) == 2;
             i32::from(!(next_generation && ran_here && once))
         });
         RELEASE.store(true, Ordering::Release);
         runner.join().unwrap();
-        ONCE.run(|| {
-            RUNS.fetch_add(1, Ordering::Relaxed);
+        ONCE.call(|| {
+            CALLS.fetch_add(1, Ordering::Relaxed);
         });
         assert_eq!(
             child,
@@ -579,13 +581,13 @@ mod tests {
             "the child hung (killed after {CHILD_TIMEOUT:?}), kept its parent's generation or \
              ran the function twice"
         );
-        assert_eq!(RUNS.load(Ordering::Relaxed), 1, "the parent ran it once");
+        assert_eq!(CALLS.load(Ordering::Relaxed), 1, "the parent ran it once");
     }
 
     /// A container's init process (pid 1) forks a child into a new PID
     /// namespace, where the child is pid 1 as well, while another thread
-    /// runs a `RunOnce`'s function: the child must run it itself, not take
-    /// the run for its own and wait. The test binary runs this again under
+    /// calls a `CallOnce`'s function: the child must call it itself, not
+    /// take the call for its own and wait. The test binary runs this again under
     /// `unshare --pid --fork`, as pid 1; where that is not allowed (it
     /// takes `CAP_SYS_ADMIN`), it says so and passes.
     #[test]
@@ -618,18 +620,18 @@ mod tests {
     /// namespace of its own.
     const UNSHARE_REFUSED: i32 = 77;
 
-    /// Under `unshare --pid --fork`, as pid 1: a thread enters a run and
+    /// Under `unshare --pid --fork`, as pid 1: a thread enters a call and
     /// stays there; this thread moves its future children into a new PID
-    /// namespace and forks; the child (pid 1 there) calls the run. Exit
+    /// namespace and forks; the child (pid 1 there) makes the call. Exit
     /// status: 0 if the child ran the function and exited, 1 if it hung or
     /// did not, [`UNSHARE_REFUSED`] if the namespace could not be made.
     fn init_forks_into_a_new_namespace() -> i32 {
-        static ONCE: RunOnce = RunOnce::new();
-        static RUNS: AtomicU32 = AtomicU32::new(0);
+        static ONCE: CallOnce = CallOnce::new();
+        static CALLS: AtomicU32 = AtomicU32::new(0);
         static RELEASE: AtomicBool = AtomicBool::new(false);
         // SAFETY: no preconditions.
         assert_eq!(unsafe { libc::getpid() }, 1, "pid 1 under unshare");
-        let runner = hold_a_run(&ONCE, &RUNS, &RELEASE);
+        let runner = hold_a_call(&ONCE, &CALLS, &RELEASE);
         // SAFETY: no preconditions; affects only the children forked next.
         if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
             return UNSHARE_REFUSED;
@@ -637,10 +639,10 @@ mod tests {
         let child = fork_and_wait(CHILD_TIMEOUT, || {
             // SAFETY: no preconditions.
             let pid_one = unsafe { libc::getpid() } == 1;
-            ONCE.run(|| {
-                RUNS.fetch_add(1, Ordering::Relaxed);
+            ONCE.call(|| {
+                CALLS.fetch_add(1, Ordering::Relaxed);
             });
-            let ran = RUNS.load(Ordering::Relaxed) == 2;
+            let ran = CALLS.load(Ordering::Relaxed) == 2;
             i32::from(!(pid_one && ran))
         });
         RELEASE.store(true, Ordering::Release);

@@ -40,11 +40,11 @@ use crate::queues::{drain_mailbox, give_back_runs, release_empty_spans};
 use crate::record::claim_record;
 use crate::region;
 use crate::remote;
-use crate::sync::{nothing_around_fork, window, Ordering, RunOnce};
+use crate::sync::{nothing_around_fork, window, CallOnce, Ordering};
 use crate::types::{ClassQueues, OwnedHeap, OwnerWord, Span, NO_HEAP, QUEUE_NONE};
 
 /// This thread's heap, made on first use. `None` once the thread is exiting
-/// or when the region cannot be reserved.
+/// or when the region cannot be mapped.
 pub(crate) fn current_or_init() -> Option<OwnedHeap> {
     if let Some(heap) = current_owned() {
         return Some(heap);
@@ -65,13 +65,13 @@ fn init_current() -> Option<OwnedHeap> {
     if has_retired() || !region::ensure_ready() {
         return None;
     }
-    // Registering the handlers is all the run does: run again in a child
+    // Registering the handlers is all the call does: made again in a child
     // forked while it was under way, it registers them only if they were
     // not (a registration is whole or absent in the child, and one that
-    // is there marks the run done from its child handler). Without them
+    // is there marks the call done from its child handler). Without them
     // (the C library had no memory) a child could wait for good on a
     // notification a vanished thread left half done: no heap is made.
-    FORK_HOOKS.run(|| {
+    FORK_HOOKS.call(|| {
         if os::at_fork(
             nothing_around_fork,
             nothing_around_fork,
@@ -80,7 +80,7 @@ fn init_current() -> Option<OwnedHeap> {
             FORK_HOOKS_REGISTERED.store(true, Ordering::Relaxed);
         }
     });
-    // Relaxed: the run's release and acquire order the store before this.
+    // Relaxed: the call's release and acquire order the store before this.
     if !FORK_HOOKS_REGISTERED.load(Ordering::Relaxed) {
         return None;
     }
@@ -116,7 +116,7 @@ fn init_current() -> Option<OwnedHeap> {
 /// large block made or freed, or frame given back; a thread's runs and
 /// spans when it exits. A program that goes idle makes none of these
 /// events: `trim` is for a long-lived thread about to go idle after a
-/// burst. Other threads' runs and spans stay theirs. Inside a batch scope
+/// burst. Other threads' runs and spans stay theirs. Inside a scope
 /// it leaves the thread's runs alone, and gives back the rest.
 ///
 /// [`Batch`]: crate::Batch
@@ -159,22 +159,22 @@ fn give_back_runs_and_start_small(record: OwnedHeap) {
 /// The key whose destructor retires a thread's heap, + 1; 0 until made
 /// (or if the C library had none left: then no thread makes a heap).
 static EXIT_KEY: AtomicUsize = AtomicUsize::new(0);
-static MAKE_EXIT_KEY: RunOnce = RunOnce::new();
+static MAKE_EXIT_KEY: CallOnce = CallOnce::new();
 
 /// Arms this thread's retirement, making the key on the process's first
 /// call. False if the key or this thread's value for it cannot be had.
 fn arm_retirement() -> bool {
-    // Run again in a child forked while it was under way, it makes the key
-    // only if the first run did not get to store it (at worst a key made
+    // Made again in a child forked while it was under way, the call makes
+    // the key only if the first did not get to store it (at worst a key made
     // and lost in the parent, one of a thousand or so).
-    MAKE_EXIT_KEY.run(|| {
+    MAKE_EXIT_KEY.call(|| {
         if EXIT_KEY.load(Ordering::Relaxed) == 0 {
             if let Some(key) = os::thread_exit_key(retire_at_exit) {
                 EXIT_KEY.store(key.wrapping_add(1), Ordering::Relaxed);
             }
         }
     });
-    // Relaxed: the run's release and acquire order the store before this.
+    // Relaxed: the call's release and acquire order the store before this.
     match EXIT_KEY.load(Ordering::Relaxed) {
         0 => false,
         key => os::arm_thread_exit(key.wrapping_sub(1)),
@@ -252,10 +252,10 @@ fn retire_span(frame: Frame, span: &Span) {
 // ---- fork ----
 
 /// Registers this module's fork handlers, once.
-static FORK_HOOKS: RunOnce = RunOnce::new();
-/// Whether they are registered: set by the run that registered them, and
+static FORK_HOOKS: CallOnce = CallOnce::new();
+/// Whether they are registered: set by the call that registered them, and
 /// by their child handler (a child forked between the registration and the
-/// run's store has the one but not the other).
+/// call's store has the one but not the other).
 static FORK_HOOKS_REGISTERED: AtomicBool = AtomicBool::new(false);
 
 /// In the child: only the forking thread exists. A thread that was
@@ -263,11 +263,11 @@ static FORK_HOOKS_REGISTERED: AtomicBool = AtomicBool::new(false);
 /// set, which an owner would wait on forever; and its mailbox push may or
 /// may not have happened. Clear every such bit, and rebuild this thread's
 /// mailbox from the spans that belong in it. A thread that was pooling or
-/// taking an empty frame is gone too: count the pool's stacks again. (Spans of the other threads'
-/// heaps stay theirs: their boxes can still be freed, remotely, and the
-/// spans are not reused in the child.)
+/// taking an empty frame is gone too: count the pool's stacks again.
+/// (Spans of the other threads' heaps stay theirs: their boxes can still be
+/// freed, remotely, and the spans are not reused in the child.)
 unsafe extern "C" fn after_fork_in_child() {
-    // Before the run is done, whose release publishes it.
+    // Before the call is done, whose release publishes it.
     FORK_HOOKS_REGISTERED.store(true, Ordering::Relaxed);
     FORK_HOOKS.done_after_fork();
     pool::recount_after_fork();

@@ -7,8 +7,9 @@
 //!
 //! ```text
 //! slots == used + length of the free list + fresh
-//! used  == slots in batch runs + slots in user boxes (including those freed
-//!          by other threads and still on the remote list)
+//! used  == slots in runs (a heap's or a batch's) + slots handed out
+//!          (including those freed by other threads and still on the
+//!          remote list or in their outboxes)
 //! ```
 //!
 //! Once a span is abandoned, its remote word counts the slots still out
@@ -337,12 +338,13 @@ pub(crate) const NO_HEAP: *mut HeapRecord = ptr::dangling_mut();
 pub(crate) struct Counters {
     /// Slots reserved to batches, less the ones given back unused.
     pub batched_boxes: core::sync::atomic::AtomicU64,
-    /// Reservations made for batches and scope runs, one per refill (what
-    /// `Stats::reserve_calls` counts).
+    /// Reservations made for batches and the heap's runs, one per refill
+    /// (what `Stats::reserve_calls` counts).
     pub reserve_calls: core::sync::atomic::AtomicU64,
-    /// Slots reserved to scope runs, less the ones given back unused.
-    pub run_slots: core::sync::atomic::AtomicU64,
-    /// Large blocks capturing scopes have served.
+    /// Slots reserved to the heap's runs, which scopes allocate from, less
+    /// the ones given back unused.
+    pub scope_slots: core::sync::atomic::AtomicU64,
+    /// Large blocks scopes have served.
     pub large_blocks: core::sync::atomic::AtomicU64,
 }
 
@@ -356,23 +358,24 @@ impl Counters {
         );
     }
 
-    /// `[batched_boxes, reserve_calls, run_slots, large_blocks]`.
+    /// `[batched_boxes, reserve_calls, scope_slots, large_blocks]`.
     pub(crate) fn read(&self) -> [u64; 4] {
         [
             self.batched_boxes.load(Ordering::Relaxed),
             self.reserve_calls.load(Ordering::Relaxed),
-            self.run_slots.load(Ordering::Relaxed),
+            self.scope_slots.load(Ordering::Relaxed),
             self.large_blocks.load(Ordering::Relaxed),
         ]
     }
 }
 
-/// Whose slots a reservation or a give-back counts as: a batch's or a
-/// scope run's (see [`Counters`]).
+/// Whose slots a reservation or a give-back counts as (see [`Counters`]):
+/// a [`Batch`](crate::Batch)'s, or the heap's runs', which scopes allocate
+/// from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tally {
     Batch,
-    Run,
+    Scope,
 }
 
 impl Counters {
@@ -380,7 +383,7 @@ impl Counters {
     pub(crate) fn slots(&self, tally: Tally) -> &core::sync::atomic::AtomicU64 {
         match tally {
             Tally::Batch => &self.batched_boxes,
-            Tally::Run => &self.run_slots,
+            Tally::Scope => &self.scope_slots,
         }
     }
 }
@@ -455,7 +458,7 @@ impl HeapLocal {
 }
 
 /// The slots a thread's heap holds ready for one size class, handed out
-/// while a batch scope is open (see `runs.rs`): a cursor over one
+/// while a scope is open (see `runs.rs`): a cursor over one
 /// reservation, fresh slots first, then recycled ones. Walked by the owner
 /// only; its words are relaxed atomics so that `stats()` may count what is
 /// left from another thread. One cache line each, so that finding a
@@ -539,7 +542,7 @@ pub(crate) struct HeapRecord {
     /// Claimed by a live thread.
     pub in_use: core::sync::atomic::AtomicBool,
     pub counters: Counters,
-    /// The runs batch scopes allocate from, one per size class.
+    /// The runs scopes allocate from, one per size class.
     pub runs: [Run; NUM_CLASSES],
     /// [`CLASS_BY_WORDS`], copied beside the runs, so that the allocator
     /// path finds a size's run from the heap it already holds, without

@@ -7,7 +7,7 @@ use crate::config::FRAME_SIZE;
 use core::ptr::NonNull;
 use std::alloc::{GlobalAlloc, Layout, System};
 
-pub fn reserve_address_space(len: usize) -> Option<NonNull<u8>> {
+pub fn map_address_space(len: usize) -> Option<NonNull<u8>> {
     let layout = Layout::from_size_align(len, FRAME_SIZE).ok()?;
     // SAFETY: the layout has a non-zero size.
     NonNull::new(unsafe { System.alloc_zeroed(layout) })
@@ -19,13 +19,13 @@ pub fn page_size() -> usize {
 }
 
 /// # Safety
-/// - The range lies inside one range returned by [`reserve_address_space`].
+/// - The range lies inside one range returned by [`map_address_space`].
 pub unsafe fn commit(_start: *mut u8, _len: usize) -> bool {
     true
 }
 
 /// # Safety
-/// - The range lies inside one range returned by [`reserve_address_space`].
+/// - The range lies inside one range returned by [`map_address_space`].
 pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 
 /// What every platform's decommit leaves behind: the range reads as zero
@@ -33,7 +33,7 @@ pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 /// tests inject one.
 ///
 /// # Safety
-/// - The range lies inside one range returned by [`reserve_address_space`]
+/// - The range lies inside one range returned by [`map_address_space`]
 ///   and holds nothing anyone will read again.
 pub unsafe fn decommit(start: *mut u8, len: usize) -> bool {
     #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Everything the runtime asks of the operating system: address space
-//! (reserve a range, make parts of it usable, give parts of it back), the
+//! (map a range, make parts of it usable, give parts of it back), the
 //! size of its pages, a clock, giving up the CPU, hooks around `fork` and at
 //! thread exit, the process id, and warnings on stderr.
 //! Nothing else in the runtime talks to the OS, and nothing here allocates
@@ -57,7 +57,7 @@ use unsupported as memory;
 use unsupported as process;
 
 pub(crate) use memory::{
-    advise_huge_pages, at_fork, commit, decommit, now_millis, page_size, reserve_address_space,
+    advise_huge_pages, at_fork, commit, decommit, map_address_space, now_millis, page_size,
 };
 // Only the per-site report prints at exit.
 #[cfg(feature = "report")]

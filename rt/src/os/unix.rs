@@ -8,9 +8,9 @@ use core::ptr;
 #[cfg(not(miri))]
 use core::ptr::NonNull;
 
-/// Reserves `len` bytes of address space that no access may touch yet.
+/// Maps `len` bytes of address space that no access may touch yet.
 #[cfg(not(miri))]
-pub fn reserve_address_space(len: usize) -> Option<NonNull<u8>> {
+pub fn map_address_space(len: usize) -> Option<NonNull<u8>> {
     // Linux would otherwise count the whole range against the commit limit
     // under strict overcommit; the BSDs charge only what is made writable.
     #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -47,12 +47,12 @@ pub fn page_size() -> usize {
 /// Makes `[start, start + len)` readable and writable.
 ///
 /// # Safety
-/// - The range lies inside one range returned by [`reserve_address_space`] and is
+/// - The range lies inside one range returned by [`map_address_space`] and is
 ///   page-aligned.
 #[cfg(not(miri))]
 pub unsafe fn commit(start: *mut u8, len: usize) -> bool {
     // SAFETY: by the caller's contract the range is ours and aligned;
-    // raising the protection of reserved pages changes no live data.
+    // raising the protection of inaccessible pages changes no live data.
     unsafe { libc::mprotect(start.cast(), len, libc::PROT_READ | libc::PROT_WRITE) == 0 }
 }
 
@@ -64,7 +64,7 @@ pub unsafe fn commit(start: *mut u8, len: usize) -> bool {
 /// superpages by itself, macOS has no such advice.
 ///
 /// # Safety
-/// - The range lies inside one range returned by [`reserve_address_space`].
+/// - The range lies inside one range returned by [`map_address_space`].
 #[cfg(not(miri))]
 pub unsafe fn advise_huge_pages(start: *mut u8, len: usize) {
     #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -124,7 +124,7 @@ unsafe fn drop_pages(start: *mut u8, len: usize) -> bool {
 #[cfg(all(not(miri), not(any(target_os = "linux", target_os = "android"))))]
 unsafe fn drop_pages(start: *mut u8, len: usize) -> bool {
     // SAFETY: by the caller's contract the range is ours (inside the
-    // reservation, which nothing else maps over) and no live data is in
+    // region's range, which nothing else maps over) and no live data is in
     // it, so replacing its pages loses nothing.
     let p = unsafe {
         libc::mmap(

@@ -8,7 +8,7 @@ use core::ffi::c_void;
 use core::ptr::NonNull;
 
 #[cfg(not(miri))]
-pub fn reserve_address_space(_len: usize) -> Option<NonNull<u8>> {
+pub fn map_address_space(_len: usize) -> Option<NonNull<u8>> {
     None
 }
 
@@ -18,19 +18,19 @@ pub fn page_size() -> usize {
 }
 
 /// # Safety
-/// - Never called: [`reserve_address_space`] never succeeds here.
+/// - Never called: [`map_address_space`] never succeeds here.
 #[cfg(not(miri))]
 pub unsafe fn commit(_start: *mut u8, _len: usize) -> bool {
     false
 }
 
 /// # Safety
-/// - Never called: [`reserve_address_space`] never succeeds here.
+/// - Never called: [`map_address_space`] never succeeds here.
 #[cfg(not(miri))]
 pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 
 /// # Safety
-/// - Never called: [`reserve_address_space`] never succeeds here.
+/// - Never called: [`map_address_space`] never succeeds here.
 #[cfg(not(miri))]
 pub unsafe fn decommit(_start: *mut u8, _len: usize) -> bool {
     false

@@ -1,6 +1,6 @@
 //! The runtime's system calls on Windows, through `windows-sys` (and the C
-//! runtime's `atexit` and `abort`, through `libc`): the region is reserved
-//! and committed with `VirtualAlloc`, memory goes back with
+//! runtime's `atexit` and `abort`, through `libc`): the region is mapped
+//! (`MEM_RESERVE`) and committed with `VirtualAlloc`, memory goes back with
 //! `VirtualFree(MEM_DECOMMIT)`, and a fiber-local slot's callback retires a
 //! thread's heap at its exit (with MSVC's toolchain, a TLS callback too, for
 //! heaps made in thread-local destructors). There is no `fork`.
@@ -19,9 +19,10 @@ use windows_sys::Win32::System::Memory::{
 use windows_sys::Win32::System::SystemInformation::{GetSystemInfo, GetTickCount64, SYSTEM_INFO};
 use windows_sys::Win32::System::Threading::{GetCurrentProcessId, Sleep, SwitchToThread};
 
-/// Reserves `len` bytes of address space that no access may touch yet.
-pub fn reserve_address_space(len: usize) -> Option<NonNull<u8>> {
-    // SAFETY: a reservation at an address of the system's choosing has no
+/// Maps `len` bytes of address space that no access may touch yet (what
+/// Windows calls reserving it).
+pub fn map_address_space(len: usize) -> Option<NonNull<u8>> {
+    // SAFETY: a mapping at an address of the system's choosing has no
     // preconditions; failure is reported as null.
     let p = unsafe { VirtualAlloc(ptr::null(), len, MEM_RESERVE, PAGE_NOACCESS) };
     NonNull::new(p.cast())
@@ -41,7 +42,7 @@ pub fn page_size() -> usize {
 /// Makes `[start, start + len)` readable and writable (commits it).
 ///
 /// # Safety
-/// - The range lies inside one range returned by [`reserve_address_space`] and is
+/// - The range lies inside one range returned by [`map_address_space`] and is
 ///   page-aligned.
 pub unsafe fn commit(start: *mut u8, len: usize) -> bool {
     // SAFETY: by the caller's contract the range is ours and aligned;
@@ -54,7 +55,7 @@ pub unsafe fn commit(start: *mut u8, len: usize) -> bool {
 /// and are never paged out, so the region keeps to ordinary ones.
 ///
 /// # Safety
-/// - The range lies inside one range returned by [`reserve_address_space`].
+/// - The range lies inside one range returned by [`map_address_space`].
 pub unsafe fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 
 /// Returns the memory of `[start, start + len)` to the OS and commits it
@@ -81,7 +82,7 @@ pub unsafe fn decommit(start: *mut u8, len: usize) -> bool {
     if unsafe { VirtualFree(start.cast(), len, MEM_DECOMMIT) } == 0 {
         return false;
     }
-    // SAFETY: as for `commit`: the range lies inside the reservation.
+    // SAFETY: as for `commit`: the range lies inside the region's range.
     if unsafe { commit(start, len) } {
         return true;
     }

@@ -115,7 +115,7 @@ struct Handed(*mut Slot);
 // SAFETY: the box is given up by the thread that sends it.
 unsafe impl Send for Handed {}
 
-/// Work a key destructor does with the runtime: a scope that captures a
+/// Work a key destructor does with the runtime: a scope that serves a
 /// string, a batch of boxes, all freed again.
 fn scoped_work() {
     let guard = Guard::new();

@@ -18,7 +18,7 @@ use workloads::testing::serially;
 const BURST: usize = if cfg!(miri) { 300 } else { 3_000 };
 
 /// Strings of three size classes (below the largest class in every build,
-/// Miri's included), made in a capturing scope and dropped.
+/// Miri's included), made in a scope and dropped.
 fn burst(n: usize) -> u64 {
     let before = stats().scoped_allocations;
     let guard = Guard::new();

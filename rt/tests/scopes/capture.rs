@@ -43,7 +43,7 @@ fn has_class(layout: Layout) -> bool {
     class_for(layout).is_some()
 }
 
-/// Whether a capturing scope serves `layout`: a class does, or, past the
+/// Whether a scope serves `layout`: a class does, or, past the
 /// classes, a large block (up to its limit, aligned up to a frame).
 fn served_in_scope(layout: Layout) -> bool {
     let size = layout.size();
@@ -258,10 +258,7 @@ fn a_vector_shrunk_or_grown_back_into_the_classes_returns_to_a_slot() {
                 let mut v: Vec<u8> = vec![7; MAX_SMALL_SIZE + 1];
                 v.truncate(100);
                 let ((), inner) = inner_calls_in(|| v.shrink_to_fit());
-                assert_eq!(
-                    inner, 0,
-                    "shrink_to_fit in a capturing scope: not back in a slot"
-                );
+                assert_eq!(inner, 0, "shrink_to_fit in a scope: not back in a slot");
                 assert_eq!(v, [7; 100]);
             });
             // A small vector made outside any scope, grown inside one.
@@ -269,10 +266,7 @@ fn a_vector_shrunk_or_grown_back_into_the_classes_returns_to_a_slot() {
             w.extend_from_slice(&[1; 8]);
             in_scope(|| {
                 let ((), inner) = inner_calls_in(|| w.reserve(100));
-                assert_eq!(
-                    inner, 0,
-                    "reserve in a capturing scope: not moved into a slot"
-                );
+                assert_eq!(inner, 0, "reserve in a scope: not moved into a slot");
                 assert_eq!(w, [1; 8]);
             });
         });

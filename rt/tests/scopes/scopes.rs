@@ -1,11 +1,10 @@
-//! Batch scopes, driven as `#[batch_alloc]`'s expansion drives them: a
-//! `Scope` guard declared outside a loop and entered, before the loop (as
-//! the expansion does) or at the start of every iteration (as it did at
-//! first; the guard takes the scope at its first `enter` either way). The
-//! outermost running loop opens this thread's scope, loops inside it join,
-//! and the scope closes when the opener's loop ends, by any exit. A scope serves only its own thread; `Capture` decides whether it
-//! serves every allocation or only the typed `box_in_scope` sites; types the
-//! runtime does not batch take the inner allocator.
+//! Scopes, driven through the guard `#[batch_alloc]` and `scope()` hold:
+//! a guard entered once or again and again (it takes the scope at its
+//! first `enter`), guards nested and interleaved, guards that unwind, a
+//! scope per poll of a future. The outermost guard entered opens this
+//! thread's scope, the ones inside join it, and the scope closes when the
+//! opener drops, by any exit. A scope serves only its own thread; types no
+//! class serves take the inner allocator.
 //!
 //! The inner allocator counts the blocks it serves on each thread, so each
 //! test can tell an allocation a scope served from one it passed through.
@@ -24,10 +23,10 @@ use batch_alloc_rt::{is_active, stats};
 use crate::scope::{in_scope, inner_calls_in, live_since, scoped_since};
 use workloads::testing::{assert_back_at, on_fresh_thread, serially, silenced};
 
-/// An open scope that captures, as the default setting opens it.
-const CAPTURING: Option<bool> = Some(true);
+/// What `scope_on_this_thread` says with a scope open.
+const OPEN: Option<bool> = Some(true);
 
-/// A value of a batched class (32 bytes) that says where it came from.
+/// A value of a size class (32 bytes) that says where it came from.
 #[derive(Debug, PartialEq)]
 struct Record([u64; 4]);
 
@@ -44,11 +43,11 @@ fn assert_closed() {
     drop(b);
 }
 
-/// Asserts that a capturing scope is open and serves an allocation here.
-fn assert_capturing() {
-    assert_eq!(scope_on_this_thread(), CAPTURING);
+/// Asserts that a scope is open and serves an allocation here.
+fn assert_open() {
+    assert_eq!(scope_on_this_thread(), OPEN);
     let (b, inner) = inner_calls_in(|| Box::new(record(2)));
-    assert_eq!(inner, 0, "a capturing scope did not serve a box");
+    assert_eq!(inner, 0, "a scope did not serve a box");
     drop(b);
 }
 
@@ -65,16 +64,12 @@ fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
             let ((), inner) = inner_calls_in(|| {
                 for i in 0..100 {
                     guard.enter();
-                    assert_eq!(scope_on_this_thread(), CAPTURING);
+                    assert_eq!(scope_on_this_thread(), OPEN);
                     kept.push(Box::new(record(i)));
                 }
             });
             assert_eq!(inner, 0, "every box of the loop came from the scope");
-            assert_eq!(
-                scope_on_this_thread(),
-                CAPTURING,
-                "open until the guard drops"
-            );
+            assert_eq!(scope_on_this_thread(), OPEN, "open until the guard drops");
             drop(guard);
             assert_closed();
             assert_eq!(scoped_since(&before), 100);
@@ -110,10 +105,10 @@ fn a_loop_that_never_enters_its_guard_opens_nothing() {
             in_scope(|| {
                 let idle = Guard::new();
                 drop(idle);
-                assert_capturing();
+                assert_open();
             });
             assert_closed();
-            assert_eq!(scoped_since(&before), 1, "the one box of assert_capturing");
+            assert_eq!(scoped_since(&before), 1, "the one box of assert_open");
         });
     });
 }
@@ -127,12 +122,12 @@ fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
             for n in [0, 1, 10] {
                 let mut guard = Guard::new();
                 guard.enter();
-                assert_capturing();
+                assert_open();
                 for _ in 0..n {
-                    assert_capturing();
+                    assert_open();
                     guard.enter();
                 }
-                assert_capturing();
+                assert_open();
                 guard = Guard::new();
                 assert_closed();
             }
@@ -243,17 +238,17 @@ fn early_exits_of_a_joined_loop_leave_the_outer_scope_open() {
         on_fresh_thread(|| {
             in_scope(|| {
                 assert!(returns_early(10).is_some());
-                assert_capturing();
+                assert_open();
                 assert!(parses(&["x"]).is_err());
-                assert_capturing();
+                assert_open();
                 drop(breaks_out(4));
-                assert_capturing();
+                assert_open();
                 silenced(|| {
                     assert!(
                         catch_unwind(AssertUnwindSafe(|| panics_midway(&mut Vec::new()))).is_err()
                     )
                 });
-                assert_capturing();
+                assert_open();
             });
             assert_closed();
         });
@@ -278,24 +273,20 @@ fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
                     let mut innermost = Guard::new();
                     for _ in 0..2 {
                         innermost.enter();
-                        assert_eq!(scope_on_this_thread(), CAPTURING);
+                        assert_eq!(scope_on_this_thread(), OPEN);
                     }
                     innermost = Guard::new();
-                    assert_eq!(
-                        scope_on_this_thread(),
-                        CAPTURING,
-                        "innermost drop closed it"
-                    );
+                    assert_eq!(scope_on_this_thread(), OPEN, "innermost drop closed it");
                 }
                 inner = Guard::new();
-                assert_capturing();
+                assert_open();
             }
             drop(outer);
             assert_closed();
             assert_eq!(
                 scoped_since(&before),
                 16 + 4,
-                "16 boxes, 4 from assert_capturing"
+                "16 boxes, 4 from assert_open"
             );
             drop(kept);
             assert_eq!(live_since(&before), 0);
@@ -352,20 +343,20 @@ fn a_guard_closes_only_the_scope_it_opened() {
         on_fresh_thread(|| {
             let opener = Guard::new();
             opener.enter();
-            assert_capturing();
+            assert_open();
             // Entering again changes nothing: it holds the scope already.
             opener.enter();
-            assert_capturing();
+            assert_open();
             {
                 let joined = Guard::new();
                 joined.enter();
-                assert_capturing();
+                assert_open();
                 // A guard never entered holds nothing either.
                 let idle = Guard::new();
                 drop(idle);
-                assert_capturing();
+                assert_open();
             }
-            assert_capturing();
+            assert_open();
             drop(opener);
             assert_closed();
             // A guard that joined, still alive after its opener dropped
@@ -391,7 +382,7 @@ fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
         on_fresh_thread(|| {
             let mut polls = 0;
             let inner = std::future::poll_fn(|_| {
-                assert_capturing();
+                assert_open();
                 polls += 1;
                 match polls {
                     3 => Poll::Ready(polls),
@@ -407,7 +398,7 @@ fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
             // Polled inside a scope, it joins it and leaves it open.
             in_scope(|| {
                 assert_eq!(future.as_mut().poll(&mut cx), Poll::Ready(3));
-                assert_capturing();
+                assert_open();
             });
             assert_closed();
         });
@@ -484,11 +475,11 @@ fn a_thread_spawned_inside_a_scope_starts_with_none() {
                 let handle = thread::spawn(|| {
                     assert_closed();
                     // It may open its own.
-                    in_scope(assert_capturing);
+                    in_scope(assert_open);
                     assert_closed();
                 });
                 handle.join().unwrap();
-                assert_capturing();
+                assert_open();
             });
         });
     });
@@ -502,7 +493,7 @@ fn a_scope_serves_typed_boxes_and_every_other_allocation() {
         on_fresh_thread(|| {
             let before = stats();
             in_scope(|| {
-                assert_eq!(scope_on_this_thread(), CAPTURING);
+                assert_eq!(scope_on_this_thread(), OPEN);
                 let (both, inner) = inner_calls_in(|| {
                     (
                         box_in_scope(record(1)),
@@ -609,7 +600,7 @@ fn types_past_the_classes_are_large_blocks_and_past_those_the_inner_allocators()
 }
 
 #[test]
-fn captured_slots_come_back_and_spans_go_when_the_thread_exits() {
+fn scoped_slots_come_back_and_spans_go_when_the_thread_exits() {
     serially(|| {
         const N: u64 = if cfg!(miri) { 40 } else { 5_000 };
         let before = stats();
