@@ -49,16 +49,16 @@ use std::sync::{Arc, Barrier, Mutex, OnceLock};
 
 use proptest::prelude::*;
 
-use crate::config::{
+use crate::base::config::{
     EXTENT_DECAY_MILLIS, FRAME_DECAY_MILLIS, FRAME_SIZE, MAX_SMALL_SIZE, PAGE_SIZE,
     POOL_RESIDENT_FRAMES,
 };
-use crate::expansion::Guard;
-use crate::large::LARGE_MAX;
-use crate::os::refusals::refuse_decommit_on_this_thread;
-use crate::pool::test_clock;
-use crate::region::locate;
-use crate::scope::box_in_scope;
+use crate::base::os::refusals::refuse_decommit_on_this_thread;
+use crate::front::expansion::Guard;
+use crate::front::scope::box_in_scope;
+use crate::memory::large::LARGE_MAX;
+use crate::memory::pool::test_clock;
+use crate::memory::region::locate;
 use crate::{stats, trim, Batch};
 
 /// Threads that run a program at once.

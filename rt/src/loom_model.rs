@@ -29,11 +29,11 @@ use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::frame::Frame;
-use crate::link::{read_link, write_link};
-use crate::remote::{self, notify_owner, Pushed, Take, ABANDONED, NOTIFYING};
-use crate::sync::CallOnce;
-use crate::types::{HeapRecord, OwnerWord, Span, NIL};
+use crate::base::frame::Frame;
+use crate::base::sync::CallOnce;
+use crate::heap::remote::{self, notify_owner, Pushed, Take, ABANDONED, NOTIFYING};
+use crate::memory::link::{read_link, write_link};
+use crate::memory::types::{HeapRecord, OwnerWord, Span, NIL};
 
 /// Slot memory and a span over it: `slots` slots of 8 bytes, all out.
 struct Fixture {

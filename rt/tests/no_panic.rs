@@ -1,5 +1,5 @@
 //! Links the no-unwind proof of the allocator path (see `NoUnwind` in
-//! `rt/src/no_unwind.rs`). Only meaningful in the proof's build, which CI runs:
+//! `rt/src/base/no_unwind.rs`). Only meaningful in the proof's build, which CI runs:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg batch_alloc_no_panic" CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
