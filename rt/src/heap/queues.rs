@@ -3,7 +3,7 @@
 //! mailbox: the remote free itself is `remote.rs`'s), and the unused slots
 //! of batches and runs given back, until a span is empty and goes back to
 //! the pool. Everything here is given the heap it works on; which heap is
-//! this thread's is `heap.rs`'s business.
+//! this thread's is `this_thread.rs`'s business.
 
 use crate::base::fatal::check;
 use crate::base::frame::Frame;
