@@ -334,7 +334,7 @@ mod capture_on {
 
     use batch_alloc::limits::{FRAME_SIZE, MAX_LARGE_SIZE};
     use workloads::testing::{
-        assert_captured, assert_live, before_capture, Captured, Patterned, Scope,
+        assert_captured, assert_live, before_capture, Captured, Guard, Patterned,
     };
 
     /// While the inner allocator fails, a capturing scope keeps serving what it
@@ -352,17 +352,17 @@ mod capture_on {
                 // Made while allocation works: the vector, and this thread's heap
                 // (a scope opened once).
                 let mut kept: Vec<(Captured, u64)> = Vec::with_capacity(N as usize);
-                let mut warm = std::pin::pin!(Scope::new());
-                warm.as_ref().enter();
-                warm.set(Scope::new());
+                let warm = Guard::new();
+                warm.enter();
+                drop(warm);
                 let failed_before = FAILED.load(Relaxed);
 
                 let failing = Failing::after(0);
                 assert!(!plain_alloc_works(16), "the inner allocator fails");
                 let mut grown: Vec<u8> = Vec::new();
-                let mut scope = std::pin::pin!(Scope::new());
+                let guard = Guard::new();
                 for id in 0..N {
-                    scope.as_ref().enter();
+                    guard.enter();
                     kept.push((Captured::make(id as usize, id), id));
                     grown.push(id as u8);
                 }
@@ -377,7 +377,7 @@ mod capture_on {
                 let at = grown.as_ptr();
                 assert!(grown.try_reserve_exact(MAX_LARGE_SIZE).is_err());
                 assert_eq!(grown.as_ptr(), at, "the vector stays where it was");
-                scope.set(Scope::new());
+                drop(guard);
                 assert!(
                     !plain_alloc_works(16),
                     "with the scope closed, allocation fails again"
@@ -404,14 +404,14 @@ mod capture_on {
     /// is served, and so is a large block (5,000 bytes); a buffer past the
     /// large blocks aborts as `Vec::with_capacity` does.
     fn child_in_a_capturing_scope() {
-        let mut warm = std::pin::pin!(Scope::new());
-        warm.as_ref().enter();
-        warm.set(Scope::new());
+        let warm = Guard::new();
+        warm.enter();
+        drop(warm);
         say(b"child: armed\n");
         let _failing = Failing::after(0);
-        let scope = std::pin::pin!(Scope::new());
+        let guard = Guard::new();
         for _ in 0..1 {
-            scope.as_ref().enter();
+            guard.enter();
             black_box(Box::new([7u8; 40]));
             say(b"child: captured while failing\n");
             black_box(vec![5u8; FRAME_SIZE]);

@@ -44,22 +44,21 @@
 use std::alloc::{alloc, alloc_zeroed, dealloc, realloc, GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::pin::Pin;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 
 use proptest::prelude::*;
 
-use crate::config::{
+use crate::base::config::{
     EXTENT_DECAY_MILLIS, FRAME_DECAY_MILLIS, FRAME_SIZE, MAX_SMALL_SIZE, PAGE_SIZE,
     POOL_RESIDENT_FRAMES,
 };
-use crate::expansion::Scope;
-use crate::large::LARGE_MAX;
-use crate::os::refusals::refuse_decommit_on_this_thread;
-use crate::pool::test_clock;
-use crate::region::locate;
-use crate::scope::box_in_scope;
+use crate::base::os::refusals::refuse_decommit_on_this_thread;
+use crate::front::expansion::Guard;
+use crate::front::scope::box_in_scope;
+use crate::memory::large::LARGE_MAX;
+use crate::memory::pool::test_clock;
+use crate::memory::region::locate;
 use crate::{stats, trim, Batch};
 
 /// Threads that run a program at once.
@@ -377,9 +376,8 @@ struct Thread {
     inbox: Receiver<Block>,
 }
 
-/// A thread's scope while it is open: pinned in a box, so that the guard
-/// stays where it entered.
-type OpenScope = Option<Pin<Box<Scope>>>;
+/// The guard that holds a thread's scope while it is open.
+type OpenScope = Option<Guard>;
 
 /// Whether a request of `layout` can fail for want of memory: sizes no
 /// allocator serves, which must then fail as the system allocator's do.
@@ -544,8 +542,8 @@ impl Thread {
                         None
                     }
                     None => {
-                        let guard = Box::pin(Scope::new());
-                        guard.as_ref().enter();
+                        let guard = Guard::new();
+                        guard.enter();
                         Some(guard)
                     }
                 }
@@ -574,8 +572,8 @@ impl Thread {
                 // keeps its own).
                 unsafe { dealloc(block.ptr, block.layout) };
             }
-            let scope = Box::pin(Scope::new());
-            scope.as_ref().enter();
+            let scope = Guard::new();
+            scope.enter();
             let made: Vec<Vec<u8>> = (0..64).map(|i| vec![i as u8; 8 << (i % 15)]).collect();
             drop(scope);
             failed += i32::from(

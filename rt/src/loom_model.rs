@@ -1,7 +1,7 @@
 //! Loom models of the cross-thread protocols, in isolation from the region:
 //! a span's remote list, abandonment by an exiting owner, the notification
-//! of an owner whose full span gets a remote free, and one-time runs, in a
-//! process and in a child forked while a run was under way.
+//! of an owner whose full span gets a remote free, and one-time calls, in a
+//! process and in a child forked while a call was under way.
 //!
 //! The models run the real code of the protocols (`remote.rs`) and of what
 //! happens around them: a release resets the span with the real
@@ -29,11 +29,11 @@ use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::frame::Frame;
-use crate::link::{read_link, write_link};
-use crate::remote::{self, notify_owner, Pushed, Take, ABANDONED, NOTIFYING};
-use crate::sync::RunOnce;
-use crate::types::{HeapRecord, OwnerWord, Span, NIL};
+use crate::base::frame::Frame;
+use crate::base::sync::CallOnce;
+use crate::heap::remote::{self, notify_owner, Pushed, Take, ABANDONED, NOTIFYING};
+use crate::memory::link::{read_link, write_link};
+use crate::memory::types::{HeapRecord, OwnerWord, Span, NIL};
 
 /// Slot memory and a span over it: `slots` slots of 8 bytes, all out.
 struct Fixture {
@@ -84,10 +84,10 @@ impl Fixture {
         self.memory[index as usize].get().cast()
     }
 
-    /// A remote free of slot `index` pushed at once, as `free_without_heap`
-    /// (an exiting thread) and `free_rare` do it, and as a chain of one
-    /// (the outbox's first free into an armed or abandoned span). Returns
-    /// true if this free reclaimed the (abandoned) span.
+    /// A remote free of slot `index` pushed at once, as `remote::push_one`
+    /// does it (an exiting thread's free, a box too short for a chain, the
+    /// outbox's first free into an armed or abandoned span): a chain of
+    /// one. Returns true if this free reclaimed the (abandoned) span.
     fn free_remotely(&self, index: u32) -> bool {
         let offset = index * 8;
         let owner = self.span.owner();
@@ -96,7 +96,7 @@ impl Fixture {
         // SAFETY: the slot is this thread's to give.
         let link = |next| unsafe { write_link(slot, next, 0) };
         // SAFETY: each thread frees its own slot once.
-        if owner.can_chain(8) && unsafe { remote::push_plain(&self.span, offset, link) } {
+        if !owner.is_none() && unsafe { remote::push_plain(&self.span, offset, link) } {
             return false;
         }
         // SAFETY: as above.
@@ -360,33 +360,33 @@ fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
     });
 }
 
-/// Two threads of a process call a `RunOnce`, fresh (`under_way_in` is
+/// Two threads of a process call a `CallOnce`, fresh (`under_way_in` is
 /// `None`) or left under way by a process this one was forked from (of
-/// the fork generation `under_way_in` names): the function runs once, and
-/// both callers return seeing what it wrote.
-fn run_once_model(under_way_in: Option<u32>) {
+/// the fork generation `under_way_in` names): the function is called once,
+/// and both callers return seeing what it wrote.
+fn call_once_model(under_way_in: Option<u32>) {
     const THIS_GENERATION: u32 = 2;
     struct Shared {
-        once: RunOnce<loom::sync::atomic::AtomicU64>,
-        runs: AtomicUsize,
+        once: CallOnce<loom::sync::atomic::AtomicU64>,
+        calls: AtomicUsize,
         written: loom::cell::UnsafeCell<u64>,
     }
     loom::model(move || {
         let shared = Arc::new(Shared {
-            once: RunOnce::for_model(under_way_in),
-            runs: AtomicUsize::new(0),
+            once: CallOnce::for_model(under_way_in),
+            calls: AtomicUsize::new(0),
             written: loom::cell::UnsafeCell::new(0),
         });
         let call = |shared: &Shared| {
-            shared.once.run_in(THIS_GENERATION, || {
-                shared.runs.fetch_add(1, Relaxed);
-                // SAFETY: only the run writes it, and only once.
+            shared.once.call_in(THIS_GENERATION, || {
+                shared.calls.fetch_add(1, Relaxed);
+                // SAFETY: only the call writes it, and only once.
                 shared.written.with_mut(|w| unsafe { *w = 42 });
             });
-            // SAFETY: written before the run was marked done, which this
+            // SAFETY: written before the call was marked done, which this
             // caller saw (loom reports the race if the ordering is wrong).
             let seen = shared.written.with(|w| unsafe { *w });
-            assert_eq!(seen, 42, "a caller returned before the run was done");
+            assert_eq!(seen, 42, "a caller returned before the call was done");
         };
         let other = {
             let shared = shared.clone();
@@ -394,16 +394,16 @@ fn run_once_model(under_way_in: Option<u32>) {
         };
         call(&shared);
         other.join().unwrap();
-        assert_eq!(shared.runs.load(Relaxed), 1, "the function ran once");
+        assert_eq!(shared.calls.load(Relaxed), 1, "the function ran once");
     });
 }
 
 #[test]
-fn a_run_once_runs_once_and_its_callers_see_it_done() {
-    run_once_model(None);
+fn a_call_once_calls_once_and_its_callers_see_it_done() {
+    call_once_model(None);
 }
 
 #[test]
-fn a_forked_child_takes_over_a_run_its_parent_had_under_way() {
-    run_once_model(Some(1));
+fn a_forked_child_takes_over_a_call_its_parent_had_under_way() {
+    call_once_model(Some(1));
 }

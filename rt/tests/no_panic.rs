@@ -1,5 +1,5 @@
 //! Links the no-unwind proof of the allocator path (see `NoUnwind` in
-//! `rt/src/no_unwind.rs`). Only meaningful in the proof's build, which CI runs:
+//! `rt/src/base/no_unwind.rs`). Only meaningful in the proof's build, which CI runs:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg batch_alloc_no_panic" CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
@@ -18,7 +18,7 @@
 #[cfg(batch_alloc_no_panic)]
 #[test]
 fn the_allocator_path_cannot_unwind() {
-    use batch_alloc_rt::__private::no_panic_proof;
+    use batch_alloc_rt::testing::no_panic_proof;
     use std::alloc::Layout;
     let layout = Layout::new::<[u64; 4]>();
     // SAFETY: a plain allocation, grown, and freed, through the proof's

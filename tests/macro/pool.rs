@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, JoinHandle, ThreadId};
 
-use batch_alloc::__private::scope_on_this_thread;
+use batch_alloc_rt::testing::scope_on_this_thread;
 
 type Job = Box<dyn FnOnce() + Send>;
 

@@ -10,8 +10,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use batch_alloc::__private::scope_on_this_thread;
 use batch_alloc::{batch_alloc, scope};
+use batch_alloc_rt::testing::scope_on_this_thread;
 
 use workloads::testing::{serially, served, silenced};
 

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use crate::seed;
 use batch_alloc::stats;
 use workloads::testing::{
-    assert_back_at, assert_captured, before_capture, pattern, seeded, serially, Rng, RngExt, Scope,
+    assert_back_at, assert_captured, before_capture, pattern, seeded, serially, Guard, Rng, RngExt,
     SeededRng,
 };
 use workloads::timing::status_kib;
@@ -135,9 +135,9 @@ fn worker(me: u64, seed: u64, fields: u64, done: &AtomicU64, to_writer: SyncSend
     let mut id = me << 40;
     let mut made = 0;
     let mut in_flight: Vec<Request> = Vec::with_capacity(IN_FLIGHT + 1);
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     while made < fields {
-        scope.as_ref().enter();
+        guard.enter();
         let request = receive(&mut rng, id);
         id += 1;
         made += request.fields.len() as u64;

@@ -20,7 +20,7 @@ use crate::seed;
 use batch_alloc::{stats, Stats};
 use workloads::testing::{
     assert_back_at, assert_captured, assert_live, assert_span_bytes_sane, before_capture,
-    captured_span_bytes, seeded, serially, Captured, RngExt, Scope, CAPTURED_KINDS,
+    captured_span_bytes, seeded, serially, Captured, Guard, RngExt, CAPTURED_KINDS,
 };
 
 /// Objects made per round, of which one is kept.
@@ -54,9 +54,9 @@ fn rounds_on_this_thread(rounds: usize, seed: u64, before: Stats) -> (u64, u64) 
     let mut kept: Vec<(Captured, u64)> = Vec::with_capacity(rounds);
     let mut made: Vec<(Captured, u64)> = Vec::with_capacity(PER_ROUND);
     let (mut live_bytes, mut span_bytes) = (0, 0);
-    let mut scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for round in 0..rounds {
-        scope.as_ref().enter();
+        guard.enter();
         let first = (round * PER_ROUND) as u64;
         let kind = round % CAPTURED_KINDS;
         made.extend((first..first + PER_ROUND as u64).map(|id| (Captured::make(kind, id), id)));
@@ -87,7 +87,7 @@ fn rounds_on_this_thread(rounds: usize, seed: u64, before: Stats) -> (u64, u64) 
             );
         }
     }
-    scope.set(Scope::new());
+    drop(guard);
     // The most objects live: one from every round, all intact and disjoint.
     assert_live(&kept);
     for (object, id) in kept {

@@ -24,7 +24,7 @@ use crate::seed;
 use batch_alloc::stats;
 use workloads::testing::{
     assert_back_at, assert_captured, assert_live, before_capture, seeded, serially, Captured,
-    RngExt, Scope, SeededRng, CAPTURED_KINDS,
+    Guard, RngExt, SeededRng, CAPTURED_KINDS,
 };
 
 const WORKERS: usize = 4;
@@ -77,8 +77,8 @@ fn worker(shared: Arc<Shared>, serial: u64, seed: u64) {
         let shard = rng.random_range(0..SHARDS);
         if rng.random_range(0..100) >= 50 {
             let n = 1 + rng.random_range(0..48);
-            let scope = std::pin::pin!(Scope::new());
-            scope.as_ref().enter();
+            let guard = Guard::new();
+            guard.enter();
             free_some(&shared, &mut rng, shard, n);
             continue;
         }
@@ -87,9 +87,9 @@ fn worker(shared: Arc<Shared>, serial: u64, seed: u64) {
         let awaiting = rng.random_ratio(1, 4);
         let n = 1 + rng.random_range(0..48);
         let made: Vec<(Captured, u64)> = {
-            let scope = std::pin::pin!(Scope::new());
+            let guard = Guard::new();
             if !awaiting {
-                scope.as_ref().enter();
+                guard.enter();
             }
             (0..n as u64)
                 .map(|i| {
@@ -105,8 +105,8 @@ fn worker(shared: Arc<Shared>, serial: u64, seed: u64) {
             true => counts.plain.fetch_add(n as u64, Relaxed),
             false => counts.captured.fetch_add(n as u64, Relaxed),
         };
-        let scope = std::pin::pin!(Scope::new());
-        scope.as_ref().enter();
+        let guard = Guard::new();
+        guard.enter();
         let full = {
             let mut objects = shared.shards[shard].lock().unwrap();
             objects.extend(made);

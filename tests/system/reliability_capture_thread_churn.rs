@@ -22,7 +22,7 @@ use crate::seed;
 use batch_alloc::stats;
 use workloads::testing::{
     assert_back_at, assert_captured, assert_live, before_capture, captured_span_bytes, seeded,
-    serially, Captured, RngExt, Scope, CAPTURED_KINDS,
+    serially, Captured, Guard, RngExt, CAPTURED_KINDS,
 };
 
 const THREADS: usize = 1_000;
@@ -70,10 +70,9 @@ fn short_lived(index: usize, seed: u64, holders: Vec<Sender<Parcel>>, backlog: B
     // is the objects.
     let mut to_holders: Vec<Parcel> = (0..HOLDERS).map(|_| Vec::with_capacity(count)).collect();
     let mut to_main = Vec::with_capacity(count);
-    // Pinned in a box of its own, so that it can be leaked below.
-    let scope = Box::pin(Scope::new());
+    let guard = Guard::new();
     for i in 0..count {
-        scope.as_ref().enter();
+        guard.enter();
         let id = ((index as u64) << 32) | i as u64;
         let object = Captured::make(rng.random_range(0..CAPTURED_KINDS), id);
         match rng.random_range(0..4) {
@@ -84,7 +83,7 @@ fn short_lived(index: usize, seed: u64, holders: Vec<Sender<Parcel>>, backlog: B
     }
     if index % 8 == 3 {
         // The thread exits with its scope open.
-        std::mem::forget(scope);
+        std::mem::forget(guard);
     }
     for (holder, parcel) in holders.iter().zip(to_holders) {
         backlog.sent();

@@ -10,7 +10,7 @@
 //!
 //! The windows these races need are a few instructions wide; CI also runs
 //! this test under the race amplifier (`RUSTFLAGS="--cfg batch_alloc_race"`,
-//! see `rt/src/sync.rs`), which widens every one of them.
+//! see `rt/src/base/sync.rs`), which widens every one of them.
 
 use std::collections::VecDeque;
 use std::hint::spin_loop;

@@ -18,7 +18,7 @@ use batch_alloc::{batch_alloc, is_active, stats, Batch};
 use workloads::in_child;
 use workloads::testing::{
     assert_boxes_disjoint, assert_live, assert_slots_back_at, before_capture, check_words, fill,
-    limit_address_space, serially, Batches, Captured, ChildOutcome, Filled, Scope,
+    limit_address_space, serially, Batches, Captured, ChildOutcome, Filled, Guard,
 };
 
 /// Address-space limit for the child, in KiB (about 3.8 GiB): room for the
@@ -222,7 +222,7 @@ fn without_its_address_range_the_runtime_boxes_plainly() {
 mod capture_on {
     use super::*;
 
-    use batch_alloc::__private::scope_on_this_thread;
+    use batch_alloc_rt::testing::scope_on_this_thread;
 
     /// A loop under a scope entered every iteration, making plain boxes,
     /// byte buffers and strings, freed on another thread. Returns a
@@ -230,13 +230,13 @@ mod capture_on {
     fn workload() -> (u64, bool) {
         let mut opened = false;
         let mut made = Vec::new();
-        let mut scope = std::pin::pin!(Scope::new());
+        let guard = Guard::new();
         for id in 0..20_000u64 {
-            scope.as_ref().enter();
+            guard.enter();
             opened |= scope_on_this_thread() == Some(true);
             made.push((Captured::make(id as usize, id), id));
         }
-        scope.set(Scope::new());
+        drop(guard);
         let sum = made
             .iter()
             .fold(0u64, |s, (object, _)| s.rotate_left(5) ^ object.checksum());

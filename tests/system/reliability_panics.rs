@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use batch_alloc::__private::scope_on_this_thread;
 use batch_alloc::{batch_alloc, is_active, stats, Batch, Stats};
+use batch_alloc_rt::testing::scope_on_this_thread;
 use workloads::testing::{
     assert_back_at, assert_boxes_disjoint, assert_disjoint, box_range, check_words, class_of, fill,
     serially, silenced, slice_range,

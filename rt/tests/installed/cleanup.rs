@@ -18,7 +18,7 @@ use std::os::unix::thread::JoinHandleExt;
 use std::sync::OnceLock;
 use std::thread;
 
-use batch_alloc_rt::__private::Scope;
+use batch_alloc_rt::testing::Guard;
 use batch_alloc_rt::{stats, trim, Batch};
 
 use workloads::testing::{assert_back_at, on_fresh_thread, serially};
@@ -115,18 +115,18 @@ struct Handed(*mut Slot);
 // SAFETY: the box is given up by the thread that sends it.
 unsafe impl Send for Handed {}
 
-/// Work a key destructor does with the runtime: a scope that captures a
+/// Work a key destructor does with the runtime: a scope that serves a
 /// string, a batch of boxes, all freed again.
 fn scoped_work() {
-    let mut scope = std::pin::pin!(Scope::new());
-    scope.as_ref().enter();
+    let guard = Guard::new();
+    guard.enter();
     let text: String = (0..40).map(|i| char::from(b'a' + i % 26)).collect();
     let mut batch = Batch::<Slot>::with_capacity(32);
     let boxes: Vec<Box<Slot>> = (0..32).map(|i| batch.alloc([i; 4])).collect();
     let sum: u64 = boxes.iter().map(|b| b[3]).sum();
     drop((boxes, batch));
     std::hint::black_box((text, sum));
-    scope.set(Scope::new());
+    drop(guard);
 }
 
 /// The early key's destructor: the free first (the thread's first free of

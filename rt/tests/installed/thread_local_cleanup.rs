@@ -17,7 +17,7 @@
 use std::cell::RefCell;
 use std::thread;
 
-use batch_alloc_rt::__private::Scope;
+use batch_alloc_rt::testing::Guard;
 use batch_alloc_rt::{stats, trim, Batch};
 
 use workloads::testing::{assert_back_at, on_fresh_thread, serially};
@@ -32,14 +32,14 @@ struct FreedAtExit(RefCell<Option<Box<Slot>>>);
 
 impl Drop for FreedAtExit {
     fn drop(&mut self) {
-        let mut scope = std::pin::pin!(Scope::new());
-        scope.as_ref().enter();
+        let guard = Guard::new();
+        guard.enter();
         let text: String = (0..40).map(|i| char::from(b'a' + i % 26)).collect();
         let mut batch = Batch::<Slot>::with_capacity(16);
         let boxes: Vec<Box<Slot>> = (0..16).map(|i| batch.alloc([i; 4])).collect();
         std::hint::black_box((&text, &boxes));
         drop((boxes, batch, text));
-        scope.set(Scope::new());
+        drop(guard);
         drop(self.0.borrow_mut().take());
     }
 }

@@ -8,7 +8,7 @@
 use std::sync::mpsc::channel;
 use std::thread;
 
-use batch_alloc_rt::__private::Scope;
+use batch_alloc_rt::testing::Guard;
 use batch_alloc_rt::{stats, trim, Batch};
 
 use workloads::testing::serially;
@@ -18,15 +18,15 @@ use workloads::testing::serially;
 const BURST: usize = if cfg!(miri) { 300 } else { 3_000 };
 
 /// Strings of three size classes (below the largest class in every build,
-/// Miri's included), made in a capturing scope and dropped.
+/// Miri's included), made in a scope and dropped.
 fn burst(n: usize) -> u64 {
     let before = stats().scoped_allocations;
-    let mut scope = std::pin::pin!(Scope::new());
-    scope.as_ref().enter();
+    let guard = Guard::new();
+    guard.enter();
     let strings: Vec<String> = (0..n).map(|i| "x".repeat([12, 60, 200][i % 3])).collect();
     assert!(strings.iter().all(|s| s.bytes().all(|b| b == b'x')));
     drop(strings);
-    scope.set(Scope::new());
+    drop(guard);
     stats().scoped_allocations - before
 }
 
@@ -58,14 +58,14 @@ fn trim_hands_back_a_threads_runs_and_empty_spans() {
         assert!(burst(BURST / 10) >= BURST as u64 / 10);
 
         // Inside a scope, trim leaves the runs in use alone.
-        let mut scope = std::pin::pin!(Scope::new());
-        scope.as_ref().enter();
+        let guard = Guard::new();
+        guard.enter();
         let first: Vec<Box<[u64; 4]>> = (0..100).map(|i| Box::new([i; 4])).collect();
         let served = stats().scoped_allocations;
         trim();
         let second: Vec<Box<[u64; 4]>> = (0..100).map(|i| Box::new([i; 4])).collect();
         assert!(stats().scoped_allocations >= served + 100);
-        scope.set(Scope::new());
+        drop(guard);
         for (i, (a, b)) in first.iter().zip(&second).enumerate() {
             assert_eq!((a[3], b[0]), (i as u64, i as u64));
         }
@@ -114,13 +114,13 @@ fn inside_a_scope_only_the_runs_stay() {
         );
         drop(own);
 
-        let mut scope = std::pin::pin!(Scope::new());
-        scope.as_ref().enter();
+        let guard = Guard::new();
+        guard.enter();
         let first = Box::new([1u64; 2]);
         drop(boxes);
         trim();
         let second = Box::new([2u64; 2]);
-        scope.set(Scope::new());
+        drop(guard);
         let class = batch_alloc_rt::size_classes()
             .iter()
             .find(|c| c.size as usize >= size_of::<[u64; 2]>())

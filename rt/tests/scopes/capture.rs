@@ -1,5 +1,6 @@
-//! Capture: while a capturing scope is open on a thread, every allocation
-//! there that the runtime has a size class for comes from the scope's runs
+//! Every allocation in a scope: while a scope is open on a thread, every
+//! allocation there that the runtime has a size class for comes from the
+//! thread's runs
 //! (`alloc`, `alloc_zeroed`, `realloc`): strings, vectors as they grow,
 //! `Rc` and `Arc`. Each stays an ordinary allocation, freed on any thread
 //! at any time; zeroed ones are zero even in recycled slots; over-aligned
@@ -18,6 +19,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE, PAGE_SIZE};
+use batch_alloc_rt::testing::Guard;
 use batch_alloc_rt::{is_active, size_classes, stats, SizeClass};
 use proptest::prelude::*;
 
@@ -41,7 +43,7 @@ fn has_class(layout: Layout) -> bool {
     class_for(layout).is_some()
 }
 
-/// Whether a capturing scope serves `layout`: a class does, or, past the
+/// Whether a scope serves `layout`: a class does, or, past the
 /// classes, a large block (up to its limit, aligned up to a frame).
 fn served_in_scope(layout: Layout) -> bool {
     let size = layout.size();
@@ -256,10 +258,7 @@ fn a_vector_shrunk_or_grown_back_into_the_classes_returns_to_a_slot() {
                 let mut v: Vec<u8> = vec![7; MAX_SMALL_SIZE + 1];
                 v.truncate(100);
                 let ((), inner) = inner_calls_in(|| v.shrink_to_fit());
-                assert_eq!(
-                    inner, 0,
-                    "shrink_to_fit in a capturing scope: not back in a slot"
-                );
+                assert_eq!(inner, 0, "shrink_to_fit in a scope: not back in a slot");
                 assert_eq!(v, [7; 100]);
             });
             // A small vector made outside any scope, grown inside one.
@@ -267,10 +266,7 @@ fn a_vector_shrunk_or_grown_back_into_the_classes_returns_to_a_slot() {
             w.extend_from_slice(&[1; 8]);
             in_scope(|| {
                 let ((), inner) = inner_calls_in(|| w.reserve(100));
-                assert_eq!(
-                    inner, 0,
-                    "reserve in a capturing scope: not moved into a slot"
-                );
+                assert_eq!(inner, 0, "reserve in a scope: not moved into a slot");
                 assert_eq!(w, [1; 8]);
             });
         });
@@ -595,15 +591,14 @@ impl Live {
 fn run(program: Vec<Op>) -> u64 {
     let (to_remote, inbox) = mpsc::channel::<Block>();
     let remote = thread::spawn(move || inbox.into_iter().for_each(drop));
-    // Pinned: a guard stays where it was entered.
-    let mut guards: Vec<std::pin::Pin<Box<batch_alloc_rt::__private::Scope>>> = Vec::new();
+    let mut guards: Vec<Guard> = Vec::new();
     let mut live = Live::default();
     let mut served = 0;
     for (id, op) in program.into_iter().enumerate() {
         match op {
             Op::Open if guards.len() < 3 => {
-                let guard = Box::pin(batch_alloc_rt::__private::Scope::new());
-                guard.as_ref().enter();
+                let guard = Guard::new();
+                guard.enter();
                 guards.push(guard);
             }
             Op::Close => drop(guards.pop()),

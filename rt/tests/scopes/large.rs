@@ -1,4 +1,4 @@
-//! Large blocks: what a capturing scope allocates past the largest size
+//! Large blocks: what a scope allocates past the largest size
 //! class, served as whole frames of the region. Each is an ordinary
 //! allocation (grown, shrunk, freed on any thread, after the scope); the
 //! frames of a freed block are reused by the next one, and `trim` gives

@@ -6,7 +6,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use batch_alloc_rt::__private::Scope;
+use batch_alloc_rt::testing::Guard;
 use batch_alloc_rt::{stats, Stats};
 
 /// The system allocator, counting the blocks it hands out (`alloc`,
@@ -68,10 +68,10 @@ unsafe impl GlobalAlloc for Counting {
 /// guard, entered before the loop, opens this thread's scope (or joins the
 /// one open), and its drop, when the loop ends, closes what it opened.
 pub fn in_scope<R>(f: impl FnOnce() -> R) -> R {
-    let mut scope = std::pin::pin!(Scope::new());
-    scope.as_ref().enter();
+    let guard = Guard::new();
+    guard.enter();
     let out = f();
-    scope.set(Scope::new());
+    drop(guard);
     out
 }
 

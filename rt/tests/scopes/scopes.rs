@@ -1,11 +1,10 @@
-//! Batch scopes, driven as `#[batch_alloc]`'s expansion drives them: a
-//! `Scope` guard declared outside a loop and entered, before the loop (as
-//! the expansion does) or at the start of every iteration (as it did at
-//! first; the guard takes the scope at its first `enter` either way). The
-//! outermost running loop opens this thread's scope, loops inside it join,
-//! and the scope closes when the opener's loop ends, by any exit. A scope serves only its own thread; `Capture` decides whether it
-//! serves every allocation or only the typed `box_in_scope` sites; types the
-//! runtime does not batch take the inner allocator.
+//! Scopes, driven through the guard `#[batch_alloc]` and `scope()` hold:
+//! a guard entered once or again and again (it takes the scope at its
+//! first `enter`), guards nested and interleaved, guards that unwind, a
+//! scope per poll of a future. The outermost guard entered opens this
+//! thread's scope, the ones inside join it, and the scope closes when the
+//! opener drops, by any exit. A scope serves only its own thread; types no
+//! class serves take the inner allocator.
 //!
 //! The inner allocator counts the blocks it serves on each thread, so each
 //! test can tell an allocation a scope served from one it passed through.
@@ -17,17 +16,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use batch_alloc_rt::__private::{box_in_scope, scope_on_this_thread, Scope, ScopedFuture};
 use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
+use batch_alloc_rt::testing::{box_in_scope, scope_on_this_thread, Guard, ScopedFuture};
 use batch_alloc_rt::{is_active, stats};
 
 use crate::scope::{in_scope, inner_calls_in, live_since, scoped_since};
 use workloads::testing::{assert_back_at, on_fresh_thread, serially, silenced};
 
-/// An open scope that captures, as the default setting opens it.
-const CAPTURING: Option<bool> = Some(true);
+/// What `scope_on_this_thread` says with a scope open.
+const OPEN: Option<bool> = Some(true);
 
-/// A value of a batched class (32 bytes) that says where it came from.
+/// A value of a size class (32 bytes) that says where it came from.
 #[derive(Debug, PartialEq)]
 struct Record([u64; 4]);
 
@@ -44,11 +43,11 @@ fn assert_closed() {
     drop(b);
 }
 
-/// Asserts that a capturing scope is open and serves an allocation here.
-fn assert_capturing() {
-    assert_eq!(scope_on_this_thread(), CAPTURING);
+/// Asserts that a scope is open and serves an allocation here.
+fn assert_open() {
+    assert_eq!(scope_on_this_thread(), OPEN);
     let (b, inner) = inner_calls_in(|| Box::new(record(2)));
-    assert_eq!(inner, 0, "a capturing scope did not serve a box");
+    assert_eq!(inner, 0, "a scope did not serve a box");
     drop(b);
 }
 
@@ -60,22 +59,18 @@ fn a_loop_opens_the_scope_that_serves_its_iterations_and_its_end_closes_it() {
             let before = stats();
             assert_closed();
             let mut kept = Vec::with_capacity(100);
-            let mut scope = std::pin::pin!(Scope::new());
+            let guard = Guard::new();
             assert_eq!(scope_on_this_thread(), None, "a guard alone opens nothing");
             let ((), inner) = inner_calls_in(|| {
                 for i in 0..100 {
-                    scope.as_ref().enter();
-                    assert_eq!(scope_on_this_thread(), CAPTURING);
+                    guard.enter();
+                    assert_eq!(scope_on_this_thread(), OPEN);
                     kept.push(Box::new(record(i)));
                 }
             });
             assert_eq!(inner, 0, "every box of the loop came from the scope");
-            assert_eq!(
-                scope_on_this_thread(),
-                CAPTURING,
-                "open until the guard drops"
-            );
-            scope.set(Scope::new());
+            assert_eq!(scope_on_this_thread(), OPEN, "open until the guard drops");
+            drop(guard);
             assert_closed();
             assert_eq!(scoped_since(&before), 100);
             assert_eq!(live_since(&before), 100);
@@ -94,26 +89,26 @@ fn a_loop_that_never_enters_its_guard_opens_nothing() {
     serially(|| {
         on_fresh_thread(|| {
             let before = stats();
-            let mut scope = std::pin::pin!(Scope::new());
+            let guard = Guard::new();
             for _ in std::iter::empty::<u8>() {
-                scope.as_ref().enter();
+                guard.enter();
             }
             let mut left = [1u8, 2, 3].into_iter().filter(|_| false).count();
             while left > 0 {
-                scope.as_ref().enter();
+                guard.enter();
                 left -= 1;
             }
             assert_closed();
-            scope.set(Scope::new());
+            drop(guard);
             assert_closed();
             // Nor does it close a scope opened around it.
             in_scope(|| {
-                let mut idle = std::pin::pin!(Scope::new());
-                idle.set(Scope::new());
-                assert_capturing();
+                let idle = Guard::new();
+                drop(idle);
+                assert_open();
             });
             assert_closed();
-            assert_eq!(scoped_since(&before), 1, "the one box of assert_capturing");
+            assert_eq!(scoped_since(&before), 1, "the one box of assert_open");
         });
     });
 }
@@ -125,15 +120,15 @@ fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
             // The expansion's shape: entered once, before the loop, whatever
             // the loop's length; entering again changes nothing.
             for n in [0, 1, 10] {
-                let mut scope = std::pin::pin!(Scope::new());
-                scope.as_ref().enter();
-                assert_capturing();
+                let mut guard = Guard::new();
+                guard.enter();
+                assert_open();
                 for _ in 0..n {
-                    assert_capturing();
-                    scope.as_ref().enter();
+                    assert_open();
+                    guard.enter();
                 }
-                assert_capturing();
-                scope.set(Scope::new());
+                assert_open();
+                guard = Guard::new();
                 assert_closed();
             }
         });
@@ -144,9 +139,9 @@ fn a_guard_entered_before_its_loop_holds_the_scope_until_it_drops() {
 
 /// A loop that returns from its function on the third iteration.
 fn returns_early(n: u64) -> Option<Box<Record>> {
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for i in 0..n {
-        scope.as_ref().enter();
+        guard.enter();
         let b = Box::new(record(i));
         if i == 2 {
             return Some(b);
@@ -158,9 +153,9 @@ fn returns_early(n: u64) -> Option<Box<Record>> {
 /// A loop that leaves its function by `?` on the first bad line.
 fn parses(lines: &[&str]) -> Result<Vec<u64>, std::num::ParseIntError> {
     let mut out = Vec::new();
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for line in lines {
-        scope.as_ref().enter();
+        guard.enter();
         out.push(line.trim().parse::<u64>()?);
     }
     Ok(out)
@@ -169,9 +164,9 @@ fn parses(lines: &[&str]) -> Result<Vec<u64>, std::num::ParseIntError> {
 /// A labelled nest left by `break` from the inner loop.
 fn breaks_out(limit: u64) -> Vec<Box<Record>> {
     let mut out = Vec::new();
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     'outer: for i in 0.. {
-        scope.as_ref().enter();
+        guard.enter();
         for j in 0..3 {
             if i * 3 + j == limit {
                 break 'outer;
@@ -184,9 +179,9 @@ fn breaks_out(limit: u64) -> Vec<Box<Record>> {
 
 /// A loop whose fourth iteration panics.
 fn panics_midway(kept: &mut Vec<Box<Record>>) {
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for i in 0..10 {
-        scope.as_ref().enter();
+        guard.enter();
         kept.push(Box::new(record(i)));
         if i == 3 {
             panic!("iteration {i} fails");
@@ -243,17 +238,17 @@ fn early_exits_of_a_joined_loop_leave_the_outer_scope_open() {
         on_fresh_thread(|| {
             in_scope(|| {
                 assert!(returns_early(10).is_some());
-                assert_capturing();
+                assert_open();
                 assert!(parses(&["x"]).is_err());
-                assert_capturing();
+                assert_open();
                 drop(breaks_out(4));
-                assert_capturing();
+                assert_open();
                 silenced(|| {
                     assert!(
                         catch_unwind(AssertUnwindSafe(|| panics_midway(&mut Vec::new()))).is_err()
                     )
                 });
-                assert_capturing();
+                assert_open();
             });
             assert_closed();
         });
@@ -268,34 +263,30 @@ fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
         on_fresh_thread(|| {
             let before = stats();
             let mut kept = Vec::with_capacity(64);
-            let mut outer = std::pin::pin!(Scope::new());
+            let outer = Guard::new();
             for i in 0..4 {
-                outer.as_ref().enter();
-                let mut inner = std::pin::pin!(Scope::new());
+                outer.enter();
+                let mut inner = Guard::new();
                 for j in 0..4 {
-                    inner.as_ref().enter();
+                    inner.enter();
                     kept.push(Box::new(record(i * 4 + j)));
-                    let mut innermost = std::pin::pin!(Scope::new());
+                    let mut innermost = Guard::new();
                     for _ in 0..2 {
-                        innermost.as_ref().enter();
-                        assert_eq!(scope_on_this_thread(), CAPTURING);
+                        innermost.enter();
+                        assert_eq!(scope_on_this_thread(), OPEN);
                     }
-                    innermost.set(Scope::new());
-                    assert_eq!(
-                        scope_on_this_thread(),
-                        CAPTURING,
-                        "innermost drop closed it"
-                    );
+                    innermost = Guard::new();
+                    assert_eq!(scope_on_this_thread(), OPEN, "innermost drop closed it");
                 }
-                inner.set(Scope::new());
-                assert_capturing();
+                inner = Guard::new();
+                assert_open();
             }
-            outer.set(Scope::new());
+            drop(outer);
             assert_closed();
             assert_eq!(
                 scoped_since(&before),
                 16 + 4,
-                "16 boxes, 4 from assert_capturing"
+                "16 boxes, 4 from assert_open"
             );
             drop(kept);
             assert_eq!(live_since(&before), 0);
@@ -307,9 +298,9 @@ fn nested_guards_join_and_the_outer_stays_open_after_the_inner_drops() {
 /// own, as an annotated recursive function does; each level boxes one
 /// record through `box_in_scope` and checks the scope the whole way down and up.
 fn descend(depth: u64, out: &mut Vec<Box<Record>>) {
-    let scope = std::pin::pin!(Scope::new());
+    let guard = Guard::new();
     for _ in 0..1 {
-        scope.as_ref().enter();
+        guard.enter();
         assert!(scope_on_this_thread().is_some(), "depth {depth}: no scope");
         out.push(box_in_scope(record(depth)));
         if depth > 0 {
@@ -350,33 +341,33 @@ fn recursion_opens_one_scope_and_every_deeper_call_joins_it() {
 fn a_guard_closes_only_the_scope_it_opened() {
     serially(|| {
         on_fresh_thread(|| {
-            let mut opener = std::pin::pin!(Scope::new());
-            opener.as_ref().enter();
-            assert_capturing();
+            let opener = Guard::new();
+            opener.enter();
+            assert_open();
             // Entering again changes nothing: it holds the scope already.
-            opener.as_ref().enter();
-            assert_capturing();
+            opener.enter();
+            assert_open();
             {
-                let joined = std::pin::pin!(Scope::new());
-                joined.as_ref().enter();
-                assert_capturing();
+                let joined = Guard::new();
+                joined.enter();
+                assert_open();
                 // A guard never entered holds nothing either.
-                let mut idle = std::pin::pin!(Scope::new());
-                idle.set(Scope::new());
-                assert_capturing();
+                let idle = Guard::new();
+                drop(idle);
+                assert_open();
             }
-            assert_capturing();
-            opener.set(Scope::new());
+            assert_open();
+            drop(opener);
             assert_closed();
             // A guard that joined, still alive after its opener dropped
             // (not the order generated code drops them in), closes nothing.
-            let mut first = std::pin::pin!(Scope::new());
-            first.as_ref().enter();
-            let mut second = std::pin::pin!(Scope::new());
-            second.as_ref().enter();
-            first.set(Scope::new());
+            let first = Guard::new();
+            first.enter();
+            let second = Guard::new();
+            second.enter();
+            drop(first);
             assert_closed();
-            second.set(Scope::new());
+            drop(second);
             assert_closed();
         });
     });
@@ -391,14 +382,14 @@ fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
         on_fresh_thread(|| {
             let mut polls = 0;
             let inner = std::future::poll_fn(|_| {
-                assert_capturing();
+                assert_open();
                 polls += 1;
                 match polls {
                     3 => Poll::Ready(polls),
                     _ => Poll::Pending,
                 }
             });
-            let mut future = pin!(ScopedFuture::new(inner, Scope::enter));
+            let mut future = pin!(ScopedFuture::new(inner, Guard::enter));
             let mut cx = Context::from_waker(Waker::noop());
             assert_eq!(future.as_mut().poll(&mut cx), Poll::Pending);
             assert_closed();
@@ -407,7 +398,7 @@ fn each_poll_of_a_scoped_future_opens_and_closes_its_scope() {
             // Polled inside a scope, it joins it and leaves it open.
             in_scope(|| {
                 assert_eq!(future.as_mut().poll(&mut cx), Poll::Ready(3));
-                assert_capturing();
+                assert_open();
             });
             assert_closed();
         });
@@ -484,11 +475,11 @@ fn a_thread_spawned_inside_a_scope_starts_with_none() {
                 let handle = thread::spawn(|| {
                     assert_closed();
                     // It may open its own.
-                    in_scope(assert_capturing);
+                    in_scope(assert_open);
                     assert_closed();
                 });
                 handle.join().unwrap();
-                assert_capturing();
+                assert_open();
             });
         });
     });
@@ -502,7 +493,7 @@ fn a_scope_serves_typed_boxes_and_every_other_allocation() {
         on_fresh_thread(|| {
             let before = stats();
             in_scope(|| {
-                assert_eq!(scope_on_this_thread(), CAPTURING);
+                assert_eq!(scope_on_this_thread(), OPEN);
                 let (both, inner) = inner_calls_in(|| {
                     (
                         box_in_scope(record(1)),
@@ -609,7 +600,7 @@ fn types_past_the_classes_are_large_blocks_and_past_those_the_inner_allocators()
 }
 
 #[test]
-fn captured_slots_come_back_and_spans_go_when_the_thread_exits() {
+fn scoped_slots_come_back_and_spans_go_when_the_thread_exits() {
     serially(|| {
         const N: u64 = if cfg!(miri) { 40 } else { 5_000 };
         let before = stats();

@@ -25,7 +25,7 @@ mod stack;
 use std::cell::RefCell;
 use std::panic::{self, catch_unwind, AssertUnwindSafe};
 
-use batch_alloc::__private::scope_on_this_thread;
+use batch_alloc_rt::testing::scope_on_this_thread;
 
 use workloads::testing::serially;
 

@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use batch_alloc::__private::scope_on_this_thread;
+use workloads::testing::scope_on_this_thread;
 
 pub use workloads::testing::{block_on, finish, noop_waker};
 

@@ -3,7 +3,7 @@
 //! `OnceLock` another thread was initialising, or a `Mutex` it held, stays
 //! so in the child for good, and the child's first scope or allocation
 //! waits forever (the settings' `OnceLock` did exactly that). The runtime's
-//! one-time runs are `RunOnce`s (`sync.rs`), which a child takes over, and
+//! one-time calls are `CallOnce`s (`sync.rs`), which a child takes over, and
 //! its locks are `SpinLock`s that its fork handlers hold across a fork
 //! (`locks.rs`). This test reads the runtime's sources, comments and unit
 //! tests left out, and fails on any name of std's kinds (loom's
@@ -15,12 +15,12 @@ use super::layers::code;
 
 /// The names, and what to use instead.
 const FORBIDDEN: [(&str, &str); 10] = [
-    ("OnceLock", "sync::RunOnce"),
-    ("OnceCell", "sync::RunOnce"),
-    ("LazyLock", "sync::RunOnce"),
-    ("LazyCell", "sync::RunOnce"),
-    ("Once", "sync::RunOnce"),
-    ("lazy_static", "sync::RunOnce"),
+    ("OnceLock", "sync::CallOnce"),
+    ("OnceCell", "sync::CallOnce"),
+    ("LazyLock", "sync::CallOnce"),
+    ("LazyCell", "sync::CallOnce"),
+    ("Once", "sync::CallOnce"),
+    ("lazy_static", "sync::CallOnce"),
     ("Mutex", "a SpinLock in locks.rs"),
     ("RwLock", "a SpinLock in locks.rs"),
     ("Condvar", "a SpinLock in locks.rs"),
@@ -65,15 +65,15 @@ fn the_runtime_uses_no_lock_or_one_time_init_a_fork_cannot_take_over() {
 
 #[test]
 fn the_reader_finds_the_names_and_spares_runonce_and_loom() {
-    let code = "static A: RunOnce = RunOnce::new();\nloom::lazy_static! {}\nstatic B: \
+    let code = "static A: CallOnce = CallOnce::new();\nloom::lazy_static! {}\nstatic B: \
                 std::sync::Once = Once::new();\nuse std::sync::{Mutex, OnceLock};";
     assert_eq!(
         problems("f.rs", code),
         [
-            "f.rs: Once (use sync::RunOnce)",
-            "f.rs: Once (use sync::RunOnce)",
+            "f.rs: Once (use sync::CallOnce)",
+            "f.rs: Once (use sync::CallOnce)",
             "f.rs: Mutex (use a SpinLock in locks.rs)",
-            "f.rs: OnceLock (use sync::RunOnce)",
+            "f.rs: OnceLock (use sync::CallOnce)",
         ]
     );
 }

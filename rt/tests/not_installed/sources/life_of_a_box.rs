@@ -4,9 +4,10 @@
 //! The convention, also stated in the section: a function is named as a
 //! backticked name, one space, and its file backticked in parentheses,
 //! `` `name` (`file.rs`) `` (a line break may stand for the space). The
-//! name is an identifier or `Type::method`. A bare file name is in
-//! `rt/src/`; a path with a slash is relative to the workspace root
-//! (`src/lib.rs` is the facade's, `macros/src/scoped.rs` the attribute's).
+//! name is an identifier or `Type::method`. A path that starts with one of
+//! the runtime's folders (the layers `rt/src/lib.rs` lists: `heap/free.rs`)
+//! is in `rt/src/`; any other is relative to the workspace root
+//! (`src/lib.rs` is the facade's, `macros/src/guard.rs` the attribute's).
 //!
 //! The check: the file exists and defines `fn name(` or `fn name<`; for
 //! `Type::method`, the file also has an `impl` line naming `Type`. Every
@@ -92,10 +93,12 @@ fn pairs(text: &str) -> Vec<(String, String)> {
     found
 }
 
-fn file_of(rt: &Path, path: &str) -> PathBuf {
-    match path.contains('/') {
-        true => rt.parent().expect("rt/ is in the workspace").join(path),
-        false => rt.join("src").join(path),
+/// The file `path` names, where `folders` are the runtime's layers.
+fn file_of(rt: &Path, folders: &[String], path: &str) -> PathBuf {
+    let first = path.split('/').next().unwrap_or_default();
+    match folders.iter().any(|folder| folder == first) {
+        true => rt.join("src").join(path),
+        false => rt.parent().expect("rt/ is in the workspace").join(path),
     }
 }
 
@@ -133,9 +136,10 @@ fn every_function_the_life_of_a_box_names_is_defined_in_its_file() {
     let lib = fs::read_to_string(rt.join("src/lib.rs")).expect("rt/src/lib.rs");
     let pairs = pairs(&section(&lib));
     assert!(!pairs.is_empty(), "the section names no function");
+    let folders: Vec<String> = super::layers::layers(&lib).into_keys().collect();
     let mut failures = Vec::new();
     for (name, path) in &pairs {
-        let file = file_of(rt, path);
+        let file = file_of(rt, &folders, path);
         let problem = match fs::read_to_string(&file) {
             Err(e) => Some(format!("cannot read {}: {e}", file.display())),
             Ok(source) => missing(name, &source),
@@ -154,14 +158,14 @@ fn every_function_the_life_of_a_box_names_is_defined_in_its_file() {
 
 #[test]
 fn the_parser_reads_the_convention_and_rejects_other_spellings() {
-    let text = "a — `free` (`free.rs`), `Scope::enter` (`scope.rs`) and `rewrite_fn` \
-                (`macros/src/scoped.rs`).";
+    let text = "a — `free` (`heap/free.rs`), `Guard::enter` (`front/expansion.rs`) and \
+                `rewrite_fn` (`macros/src/expand.rs`).";
     assert_eq!(
         pairs(text),
         [
-            ("free", "free.rs"),
-            ("Scope::enter", "scope.rs"),
-            ("rewrite_fn", "macros/src/scoped.rs"),
+            ("free", "heap/free.rs"),
+            ("Guard::enter", "front/expansion.rs"),
+            ("rewrite_fn", "macros/src/expand.rs"),
         ]
         .map(|(n, p)| (n.to_string(), p.to_string()))
     );
@@ -186,7 +190,17 @@ fn the_parser_reads_the_convention_and_rejects_other_spellings() {
         missing("box_in_scope", "pub fn box_in_scope<T>(value: T)"),
         None
     );
-    assert!(missing("free", "fn free_slow(").is_some());
-    assert!(missing("Scope::enter", "impl ScopedFuture {\n fn enter(").is_some());
-    assert_eq!(missing("Scope::enter", "impl Scope {\n fn enter("), None);
+    assert!(missing("free", "fn free_slowly(").is_some());
+    assert!(missing("Guard::enter", "impl ScopedFuture {\n fn enter(").is_some());
+    assert_eq!(missing("Guard::enter", "impl Guard {\n fn enter("), None);
+    let rt = Path::new("/w/rt");
+    let folders = ["heap".to_string()];
+    assert_eq!(
+        file_of(rt, &folders, "heap/free.rs"),
+        rt.join("src/heap/free.rs")
+    );
+    assert_eq!(
+        file_of(rt, &folders, "src/lib.rs"),
+        Path::new("/w/src/lib.rs")
+    );
 }

@@ -1,19 +1,19 @@
 //! Capture on: what the reliability suite's capture variants share (its
-//! `reliability_capture_*` tests and the capture tests of the fault tests). Their workers run their loops under a batch scope, the guard
-//! `#[batch_alloc]` declares outside a loop, entered at the start of every
-//! iteration (the guard takes the scope at its first `enter`, as when the
-//! expansion enters it before the loop), and allocate the way code as
-//! written does: `Box::new`, `Vec<u8>` buffers and `String`s, which the
-//! open scope captures.
+//! `reliability_capture_*` tests and the capture tests of the fault tests).
+//! Their workers run their loops under a scope, held by the guard
+//! `#[batch_alloc]` puts in front of a function's body, entered at the
+//! start of every iteration (the guard takes the scope at its first
+//! `enter`), and allocate the way code as written does: `Box::new`,
+//! `Vec<u8>` buffers and `String`s, which the open scope serves.
 
 use batch_alloc::{is_active, size_classes, stats, SizeClass, Stats};
 
 use super::{filled_classes, pattern, slice_range, Filled, Patterned};
 
-/// The guard `#[batch_alloc]` declares outside each loop: the first
-/// `enter()` opens this thread's scope (or joins the one open), its drop
-/// closes what it opened.
-pub use batch_alloc::__private::Scope;
+/// The guard `#[batch_alloc]` puts in front of a function's body: the
+/// first `enter()` opens this thread's scope (or joins the one open), its
+/// drop closes what it opened.
+pub use batch_alloc_rt::testing::Guard;
 
 /// Bytes of a captured byte buffer, and of a captured string: fixed, so
 /// that each kind of object takes slots of one class and the bounds can

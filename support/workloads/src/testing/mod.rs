@@ -23,6 +23,10 @@ pub use forked::*;
 pub use poll::*;
 pub use serial::*;
 
+/// Whether a scope is open on this thread, for the crates that reach the
+/// runtime only through the facade (the attribute's differential corpus).
+pub use batch_alloc_rt::testing::scope_on_this_thread;
+
 /// The generator's traits: `next_u64`, `random_range`, `random_ratio`.
 pub use rand::{Rng, RngExt};
 
