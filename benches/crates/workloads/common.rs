@@ -6,6 +6,11 @@
 //!     BIN once  WORKLOAD PATH        one parse + drop in this process
 //!     BIN warm  WORKLOAD PATH [N]    N parses (default 5); the last is reported
 //!     BIN check WORKLOAD PATH        a digest of the parsed value (all builds must agree)
+//!     BIN threads WORKLOAD PATH N own|other [PARSES]
+//!                                    N threads, each parsing PARSES times (default 4); each
+//!                                    value dropped on the thread that made it (own) or on
+//!                                    the next thread of the ring (other; with one thread, on
+//!                                    a thread that only drops)
 //!     BIN list                       the workloads and their default sizes
 //!
 //! `once` and `warm` print one JSON line on stdout (and append it to the
@@ -30,6 +35,61 @@ pub struct Workload {
     pub run: fn(&str, usize) -> Measured,
     /// A digest of the parsed value, for checking that builds agree.
     pub check: fn(&str) -> u64,
+    /// The threaded mode: (input, threads, parses a thread, dropped on
+    /// another thread) -> wall-clock nanoseconds; see [`threads`].
+    pub threads: fn(&str, usize, usize, bool) -> u64,
+}
+
+/// `n` threads each parse `input` `parses` times, each parse inside the
+/// build's scope (`alloc::scoped`), as a pool's tasks would. Each value is
+/// dropped on the thread that made it, or (`other`) sent to the next
+/// thread of the ring and dropped there between its own parses (with one
+/// thread, by a thread that only drops). Returns the wall-clock time of
+/// the whole, threads started and joined.
+pub fn threads<T: Send>(input: &str, n: usize, parses: usize, other: bool, parse: fn(&str) -> T) -> u64 {
+    use std::sync::mpsc;
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..n).map(|_| mpsc::channel::<T>()).unzip();
+        let mut receivers: Vec<_> = receivers.into_iter().map(Some).collect();
+        if other && n == 1 {
+            let lone = receivers[0].take().expect("a receiver");
+            s.spawn(move || lone.into_iter().for_each(drop));
+        }
+        for (i, inbox) in receivers.into_iter().enumerate() {
+            let next = senders[(i + 1) % n].clone();
+            s.spawn(move || {
+                for _ in 0..parses {
+                    let value = crate::alloc::scoped(|| parse(black_box(input)));
+                    match other {
+                        true => next.send(value).expect("the next thread drops"),
+                        false => drop(black_box(value)),
+                    }
+                    inbox.iter().flat_map(|r| r.try_iter()).for_each(drop);
+                }
+                drop(next);
+                inbox.into_iter().flatten().for_each(drop);
+            });
+        }
+    });
+    t0.elapsed().as_nanos() as u64
+}
+
+/// [`threads`] for a value that cannot cross threads (syn's, whose spans
+/// are `!Send`): dropped on the thread that made it only.
+pub fn threads_own<T>(input: &str, n: usize, parses: usize, other: bool, parse: fn(&str) -> T) -> u64 {
+    assert!(!other, "this workload's value cannot be dropped on another thread");
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..n {
+            s.spawn(|| {
+                for _ in 0..parses {
+                    drop(black_box(crate::alloc::scoped(|| parse(black_box(input)))));
+                }
+            });
+        }
+    });
+    t0.elapsed().as_nanos() as u64
 }
 
 #[derive(Default)]
@@ -215,7 +275,7 @@ fn json_list(v: &[u64]) -> String {
 pub fn main(workloads: &[Workload]) {
     let started = Instant::now();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: BIN gen|once|warm|check WORKLOAD PATH [SIZE|PARSES] | BIN list";
+    let usage = "usage: BIN gen|once|warm|check WORKLOAD PATH [SIZE|PARSES] | BIN threads WORKLOAD PATH N own|other [PARSES] | BIN list";
     let Some(cmd) = args.first() else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -250,6 +310,25 @@ pub fn main(workloads: &[Workload]) {
         "check" => {
             let input = std::fs::read_to_string(path).expect("read input");
             println!("{}", (w.check)(&input));
+        }
+        "threads" => {
+            let n: usize = args.get(3).and_then(|s| s.parse().ok()).expect("THREADS");
+            let other = args.get(4).map(String::as_str) == Some("other");
+            let parses = args.get(5).map_or(4, |s| s.parse().expect("PARSES"));
+            let input = std::fs::read_to_string(path).expect("read input");
+            let wall_ns = (w.threads)(&input, n, parses, other);
+            let r = rusage();
+            let line = format!(
+                "{{\"workload\":\"{}\",\"build\":\"{}\",\"mode\":\"threads\",\"threads\":{n},\"other\":{other},\"parses\":{parses},\"wall_ns\":{wall_ns},\"total_ns\":{},\"maxrss_kb\":{},\"minflt\":{},\"utime_us\":{},\"stime_us\":{}}}",
+                w.name,
+                crate::alloc::BUILD,
+                started.elapsed().as_nanos(),
+                r.maxrss_kb,
+                r.minflt,
+                r.utime_us,
+                r.stime_us
+            );
+            emit(&line);
         }
         "once" | "warm" => {
             let parses = match cmd.as_str() {
@@ -297,20 +376,25 @@ pub fn main(workloads: &[Workload]) {
                 crate::alloc::limit_report(),
                 smaps
             );
-            println!("{line}");
-            if let Some(log) = std::env::var_os("CRATES_LOG") {
-                let mut f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(log)
-                    .expect("open CRATES_LOG");
-                writeln!(f, "{line}").expect("write CRATES_LOG");
-            }
+            emit(&line);
         }
         _ => {
             eprintln!("{usage}");
             std::process::exit(2);
         }
+    }
+}
+
+/// Prints a run's JSON line, and appends it to `CRATES_LOG`'s file.
+fn emit(line: &str) {
+    println!("{line}");
+    if let Some(log) = std::env::var_os("CRATES_LOG") {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("open CRATES_LOG");
+        writeln!(f, "{line}").expect("write CRATES_LOG");
     }
 }
 

@@ -140,5 +140,6 @@ fn main() {
         generate,
         run,
         check,
+        threads: |input, n, parses, other| common::threads(input, n, parses, other, parse),
     }]);
 }

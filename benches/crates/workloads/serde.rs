@@ -188,6 +188,7 @@ fn main() {
             generate,
             run: run_typed,
             check: check_typed,
+            threads: |input, n, parses, other| common::threads(input, n, parses, other, parse_typed),
         },
         Workload {
             name: "serde_value",
@@ -196,6 +197,7 @@ fn main() {
             generate,
             run: run_value,
             check: check_value,
+            threads: |input, n, parses, other| common::threads(input, n, parses, other, parse_value),
         },
     ]);
 }

@@ -79,5 +79,6 @@ fn main() {
         generate,
         run,
         check,
+        threads: |input, n, parses, other| common::threads_own(input, n, parses, other, parse),
     }]);
 }
