@@ -137,6 +137,9 @@ PROJECTS = {
         # copy is a package of another name (its library still `syn`),
         # which the workload depends on under the name `syn`.
         rename={"syn": "syn-annotated"},
+        # syn's trees hold proc-macro2 spans, which are !Send: the
+        # threaded mode drops them on the thread that made them only.
+        send=False,
         style="Rust syntax trees (syn::parse_file), Box-heavy AST",
     ),
 }
@@ -224,8 +227,33 @@ static GLOBAL: batch_alloc::BatchAlloc<mimalloc::MiMalloc> =
 """,
 }
 
-FULL = dict(rounds=5, runs=5, warmup=1, tests=True, callgrind=True)
-QUICK = dict(rounds=2, runs=3, warmup=1, tests=False, callgrind=False)
+FULL = dict(rounds=5, runs=5, warmup=1, tests=True, callgrind=True, modes=["once", "warm"])
+QUICK = dict(rounds=2, runs=3, warmup=1, tests=False, callgrind=False, modes=["once", "warm"])
+# The threaded mode's parses per thread.
+THREAD_PARSES = 4
+
+
+def thread_modes(counts):
+    """`threads-N-own` and `threads-N-other` for each thread count: N
+    threads each parsing, the values dropped on the thread that made them
+    or on another (workloads/common.rs `threads`)."""
+    return [f"threads-{n}-{where}" for n in counts for where in ("own", "other")]
+
+
+def command(path, mode, w, input_path):
+    if mode.startswith("threads-"):
+        _, n, where = mode.split("-")
+        return f"{path} threads {w} {input_path} {n} {where} {THREAD_PARSES}"
+    return f"{path} {mode} {w} {input_path}"
+
+
+def runs_in(mode, build, project):
+    """Whether `build` runs in `mode`: the limit serves one thread only,
+    and a value that is !Send cannot be dropped on another thread."""
+    if not mode.startswith("threads-"):
+        return True
+    return (build not in LIMIT_BUILDS and not build.startswith("wrap_")
+            and (mode.endswith("-own") or PROJECTS[project].get("send", True)))
 ATTR = "#[::batch_alloc::batch_alloc]"
 # How a crate's copies are made (plain_copy, annotated_copy): copies made by
 # an earlier recipe are made again.
@@ -721,15 +749,16 @@ def rounds(paths, inputs, builds, cfg, out_dir, resume=False):
     `out_dir` is read back instead of run again (the order of the builds
     is the same: seeded by the cell)."""
     env = cargo_env()
-    cells = {w: {m: {b: [] for b in builds} for m in ("once", "warm")} for w in inputs}
+    cells = {w: {m: {b: [] for b in builds if runs_in(m, b, inputs[w]["project"])} for m in cfg["modes"]}
+             for w in inputs}
     names = list(inputs)
     for r in range(cfg["rounds"]):
         started = time.time()
         k = r % len(names)
         for w in names[k:] + names[:k]:
             info = inputs[w]
-            for mode in ("once", "warm"):
-                order = list(builds)
+            for mode in cfg["modes"]:
+                order = [b for b in builds if runs_in(mode, b, info["project"])]
                 random.Random(f"{r}:{w}:{mode}").shuffle(order)
                 logfile = os.path.join(out_dir, "runs", f"r{r}-{w}-{mode}.jsonl")
                 jsonfile = os.path.join(out_dir, "runs", f"r{r}-{w}-{mode}.hyperfine.json")
@@ -744,7 +773,7 @@ def rounds(paths, inputs, builds, cfg, out_dir, resume=False):
                     cmd = ["hyperfine", "-N", "--style", "none", "--warmup", str(cfg["warmup"]),
                            "--runs", str(cfg["runs"]), "--export-json", jsonfile, "--export-markdown", mdfile]
                     for b in order:
-                        cmd += ["-n", b, f"{paths[(info['project'], b)]} {mode} {w} {info['input']}"]
+                        cmd += ["-n", b, command(paths[(info["project"], b)], mode, w, info["input"])]
                     env_run = dict(env, CRATES_LOG=logfile)
                     load = loadavg()
                     run(cmd, env=env_run)
@@ -827,9 +856,15 @@ def main():
     ap.add_argument("--projects", metavar="A,B", help=f"only these projects, of {','.join(PROJECTS)}")
     ap.add_argument("--workloads", metavar="A,B", help="only these workloads (default all)")
     ap.add_argument("--size", action="append", default=[], metavar="WORKLOAD=N")
+    ap.add_argument("--modes", metavar="A,B", help="of once,warm (default both; none: only --threads)")
+    ap.add_argument("--threads", metavar="N,M",
+                    help=f"also the threaded mode at these thread counts: N threads each parsing "
+                         f"{THREAD_PARSES} times, values dropped on their own thread and on another")
     ap.add_argument("--extra", action="store_true",
                     help="also build the wrapper-alone and attr-on-glibc builds, for callgrind")
     ap.add_argument("--extra-rounds", action="store_true", help="and time them in the rounds too")
+    ap.add_argument("--builds", metavar="A,B", help="only these builds (of the default and --extra ones), "
+                                                     "all timed")
     ap.add_argument("--tests", dest="tests", action="store_true", default=None, help="run the crates' tests")
     ap.add_argument("--skip-tests", dest="tests", action="store_false")
     ap.add_argument("--tests-only", action="store_true",
@@ -905,10 +940,17 @@ def main():
         cfg["tests"] = args.tests
     if args.skip_callgrind:
         cfg["callgrind"] = False
+    if args.modes is not None:
+        cfg["modes"] = [m for m in args.modes.split(",") if m]
+    if args.threads:
+        cfg["modes"] += thread_modes(int(n) for n in args.threads.split(","))
     projects = pick(args.projects, PROJECTS, "project")
     builds = dict(BUILDS)
     if args.extra:
         builds.update(EXTRA_BUILDS)
+    if args.builds:
+        builds = {b: v for b, v in {**BUILDS, **EXTRA_BUILDS}.items() if b in pick(args.builds, {**BUILDS, **EXTRA_BUILDS}, "build")}
+        args.extra_rounds = True
     facade = resolve_facade(args.facade)
     WORK = work_dir(facade)
     sizes = dict(s.split("=", 1) for s in args.size)
