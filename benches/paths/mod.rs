@@ -56,7 +56,9 @@ pub fn batch((n, reps): (usize, usize)) {
 pub fn box_new((n, reps): (usize, usize)) {
     let mut held: Vec<Box<T>> = Vec::with_capacity(n);
     for _ in 0..reps {
-        plain::fill(n, &mut held);
+        for i in 0..n as u64 {
+            held.push(Box::new([black_box(i); 8]));
+        }
         black_box(&held);
         held.clear();
     }

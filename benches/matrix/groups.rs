@@ -29,7 +29,7 @@ use criterion::measurement::WallTime;
 use criterion::{Bencher, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 
 use super::strategies::{Item, Strategy, T16, T256, T64};
-use super::{each_strategy, Binary, Visit};
+use super::{each_strategy, Allocator, Visit};
 
 /// Every power of two from 1 to 65,536.
 pub const POWERS: [usize; 17] = {
@@ -67,19 +67,19 @@ impl Scenario {
     }
 }
 
-pub fn register<B: Binary>(c: &mut Criterion) {
-    group::<B, T64>(c, Scenario::AllocDrop, &POWERS);
-    group::<B, T16>(c, Scenario::AllocDrop, &COUNTS);
-    group::<B, T256>(c, Scenario::AllocDrop, &COUNTS);
+pub fn register(allocator: Allocator, c: &mut Criterion) {
+    group::<T64>(allocator, c, Scenario::AllocDrop, &POWERS);
+    group::<T16>(allocator, c, Scenario::AllocDrop, &COUNTS);
+    group::<T256>(allocator, c, Scenario::AllocDrop, &COUNTS);
     for scenario in [Scenario::AllocOnly, Scenario::CrossThread] {
-        group::<B, T16>(c, scenario, &COUNTS);
-        group::<B, T64>(c, scenario, &COUNTS);
-        group::<B, T256>(c, scenario, &COUNTS);
+        group::<T16>(allocator, c, scenario, &COUNTS);
+        group::<T64>(allocator, c, scenario, &COUNTS);
+        group::<T256>(allocator, c, scenario, &COUNTS);
     }
-    group::<B, T64>(c, Scenario::RemoteDrop, &[1024, 65536]);
+    group::<T64>(allocator, c, Scenario::RemoteDrop, &[1024, 65536]);
 }
 
-fn group<B: Binary, T: Item>(c: &mut Criterion, scenario: Scenario, counts: &[usize]) {
+fn group<T: Item>(allocator: Allocator, c: &mut Criterion, scenario: Scenario, counts: &[usize]) {
     let name = format!("{}/{}B", scenario.name(), std::mem::size_of::<T>());
     let mut group = c.benchmark_group(name);
     for &n in counts {
@@ -89,7 +89,7 @@ fn group<B: Binary, T: Item>(c: &mut Criterion, scenario: Scenario, counts: &[us
             scenario,
             n,
         };
-        each_strategy::<B, T, _>(&mut register);
+        each_strategy::<T, _>(allocator, &mut register);
     }
     group.finish();
 }
