@@ -6,13 +6,13 @@
 //!
 //! The study reads switches that production builds leave out, behind a
 //! `--cfg` (not a cargo feature, which any crate of a dependency graph
-//! could turn on for the whole process): built without it, the example
-//! only says so.
+//! could turn on for the whole process): built without it, the bench only
+//! says so.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg batch_alloc_policy_study" \
-//!     cargo run --release --example policy -- [reserve|classes|spans|all]
-//! benches/tools/policy.sh     # every section, for every page/span build, into docs/policy-results.md
+//!     cargo bench -p batch-alloc-benches --bench policy -- [reserve|classes|spans|all]
+//! python3 benches/run.py policy   # every section, for every page/span build, into docs/policy-results.md
 //! ```
 //!
 //! The page and span builds add `--cfg batch_alloc_page_4k` and
@@ -271,17 +271,19 @@ fn spans_section() {
 #[cfg(not(batch_alloc_policy_study))]
 fn main() {
     eprintln!(
-        "The allocation-policy study reads switches production builds leave out: build it \
-         with\n  RUSTFLAGS=\"--cfg batch_alloc_policy_study\" cargo run --release --example \
-         policy -- [reserve|classes|spans|all]\n(docs/policy.md)."
+        "The allocation-policy study reads switches production builds leave out: run it \
+         with\n  python3 benches/run.py policy\n(docs/policy.md)."
     );
-    std::process::exit(2);
 }
 
 #[cfg(batch_alloc_policy_study)]
 fn main() {
     thread::spawn(|| {}).join().unwrap();
-    let section = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    // `cargo bench` passes `--bench` first.
+    let section = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .unwrap_or_else(|| "all".into());
     match section.as_str() {
         "reserve" => reserve_section(),
         "classes" => classes_section(),
