@@ -110,6 +110,8 @@ PROJECTS = {
         source="kdl.rs",
         deps={"kdl": '"=6.7.1"'},
         annotate=["kdl", "winnow"],
+        # The winnow kdl parses with (other packages may bring in others).
+        pin={"winnow": "=0.7.15"},
         style="winnow combinators (KDL), with recovery and spans",
     ),
     "serde": dict(
@@ -576,7 +578,8 @@ def prepare_sources(annotator, wanted, facade, attr):
         if len(versions) > 1:
             # Other packages' build-time dependencies (syn 1 and 2 under
             # derive macros): the version a project pins.
-            pins = {m for p in PROJECTS.values() for dep in (p["deps"].get(name, ""), p.get("corpus", {}).get(name, ""))
+            pins = {m for p in PROJECTS.values()
+                    for dep in (p["deps"].get(name, ""), p.get("corpus", {}).get(name, ""), p.get("pin", {}).get(name, ""))
                     for m in re.findall(r'"=([^"]+)"', dep if dep.startswith(("{", '"')) else f'"{dep}"')}
             versions = [v for v in versions if v[0] in pins]
             if len(versions) != 1:
@@ -964,7 +967,8 @@ def main():
 
     annotator = build_annotator()
     write_workspace("plain", {b: v for b, v in builds.items() if v[0] == "plain"}, projects, facade, None)
-    wanted = [c for p in projects for c in PROJECTS[p]["annotate"]]
+    wanted = [c for p in projects for c in PROJECTS[p]["annotate"]
+              if any(kind == "annotated" for kind, _ in builds.values())]
     sources = prepare_sources(annotator, wanted, facade, args.attr)
     results = dict(started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                    facade=facade_info(facade), cfg=cfg, note=args.note, builds=list(builds),
