@@ -344,7 +344,7 @@ path = "src/main.rs"
 {chr(10).join(corpus)}
 """ if corpus else ""))
     src = os.path.join(ws_dir, name, "src")
-    with open(os.path.join(HERE, "workloads", spec["source"])) as f:
+    with open(os.path.join(ROOT, "support", "crates", spec["source"])) as f:
         write(os.path.join(src, "main.rs"), f.read())
     with open(os.path.join(HERE, "workloads", "common.rs")) as f:
         write(os.path.join(src, "common.rs"), f.read())
