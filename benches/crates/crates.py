@@ -2,12 +2,12 @@
 """The crates harness: published parser crates nobody here wrote, as written
 and with every fn and impl annotated with #[batch_alloc], side by side.
 
-    benches/crates/run.sh                 # full: tests, 5 rounds, callgrind
-    benches/crates/run.sh --quick         # 2 rounds of 3 runs, no tests, no callgrind
-    benches/crates/run.sh --workloads sqlparser,kdl --rounds 3
-    benches/crates/run.sh --tests-only    # published crates' own test suites, as written and annotated
-    benches/crates/run.sh --tests-only --crates kdl --profiles debug
-    benches/crates/run.sh --report-only target/crates/results/latest/results.json
+    python3 benches/run.py crates                 # full: tests, 5 rounds, callgrind
+    python3 benches/run.py crates --quick         # 2 rounds of 3 runs, no tests, no callgrind
+    python3 benches/run.py crates --workloads sqlparser,kdl --rounds 3
+    python3 benches/run.py crates --tests-only    # published crates' own test suites, as written and annotated
+    python3 benches/run.py crates --tests-only --crates kdl --profiles debug
+    python3 benches/run.py crates --report-only target/crates/results/latest/results.json
 
 Steps (everything lands under target/crates/, nothing in the repository
 but what --publish writes and the lockfile of a suite that has none yet):
@@ -65,7 +65,7 @@ the crates' own test suites (`--tests-only`, part of a plain full run):
 see suites.py.
 
 Results: target/crates/results/<stamp>/results.json and report.md
-(target/crates/results/latest points at the newest); `report.py RESULTS
+(target/crates/results/latest points at the newest); `benches/report.py RESULTS
 --publish` makes them docs/crates.md (with docs/crates.json, from which
 `--report-only docs/crates.json` rewrites the page). Standard library
 only; needs cargo, hyperfine, and valgrind for instructions.
@@ -1020,7 +1020,7 @@ def finish(results, out_dir, started):
 
 
 def report(path):
-    subprocess.run([sys.executable, os.path.join(HERE, "report.py"), path], check=True)
+    subprocess.run([sys.executable, os.path.join(HERE, "..", "report.py"), path], check=True)
 
 
 if __name__ == "__main__":
