@@ -13,7 +13,7 @@ pub mod groups;
 pub mod strategies;
 
 use criterion::Criterion;
-use strategies::{Batched, Boxes, BumpFresh, BumpReset, Item, Limit, Strategy, TypedArena};
+use strategies::{Batched, Boxes, BumpFresh, BumpReset, Item, Limit, Strategy, Typed, TypedArena};
 
 /// One bench binary's global allocator.
 #[allow(dead_code)]
@@ -35,7 +35,7 @@ pub trait Visit<T: Item> {
 /// limit, which take a few large blocks from the global allocator, run in
 /// the glibc binary only; the wrapped binaries run the annotated loop
 /// (`batch-*`) and `Box::new` through the wrapper with no scope open
-/// (`wrap-*`).
+/// (`wrap-*`); `BatchAlloc<System>`'s also a `Batch<T>` per loop (`typed`).
 pub fn each_strategy<T: Item, V: Visit<T>>(allocator: Allocator, visit: &mut V) {
     match allocator {
         Allocator::System => {
@@ -50,6 +50,7 @@ pub fn each_strategy<T: Item, V: Visit<T>>(allocator: Allocator, visit: &mut V) 
         Allocator::BatchSystem => {
             visit.strategy::<Batched<T>>("batch-glibc");
             visit.strategy::<Boxes<T>>("wrap-glibc");
+            visit.strategy::<Typed<T>>("typed");
         }
         Allocator::BatchMimalloc => {
             visit.strategy::<Batched<T>>("batch-mimalloc");

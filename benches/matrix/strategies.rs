@@ -114,6 +114,32 @@ pub fn fill_batched<T: Item>(held: &mut Vec<Box<T>>, n: usize) {
     }
 }
 
+/// A `Batch<T>` per loop, told `N`: the typed run of `T`'s class.
+pub struct Typed<T> {
+    held: Vec<Box<T>>,
+}
+
+impl<T: Item> Strategy<T> for Typed<T> {
+    fn new(n: usize) -> Self {
+        Typed {
+            held: resident_vec(n),
+        }
+    }
+
+    #[inline(never)]
+    fn fill(&mut self, n: usize) {
+        let mut batch = batch_alloc::Batch::with_capacity(n);
+        for i in 0..n as u64 {
+            self.held.push(batch.alloc(T::make(black_box(i))));
+        }
+    }
+
+    #[inline(never)]
+    fn release(&mut self) {
+        self.held.clear();
+    }
+}
+
 /// The limit: all `N` objects in one allocation.
 pub struct Limit<T> {
     held: Vec<T>,
