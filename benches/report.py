@@ -370,9 +370,74 @@ def write(res):
               "(unit and integration tests on `BatchAlloc<System>`, doc-tests on the default allocator), "
               "in each profile; *identical*: the same tests, each with the same outcome.", ""]
         L += suites.markdown(tests)
+    if wrapper := res.get("wrapper"):
+        L += wrapper_section(wrapper)
     for w in measured(res):
         L += workload(res, w)
     return "\n".join(L) + "\n"
+
+
+def pct(this, base):
+    return f"{100 * (this / base - 1):+.1f}%" if this and base else "–"
+
+
+def speed(res, w, b, base, mode="once"):
+    """This build's work (parse + drop) against `base`'s, as a speedup
+    within each round: median (range)."""
+    cells = res["cells"][w].get(mode, {})
+    if not cells.get(b) or not cells.get(base):
+        return "–"
+    rs = ratios(work_per_round(cells[base]), work_per_round(cells[b]))
+    return f"{x(med(rs))}{spread(rs)}"
+
+
+def wrapper_section(res):
+    """The allocator BatchAlloc wraps, against BatchAlloc: the wrapper
+    alone, a scope on each inner allocator, and threads (a results.json of
+    the builds glibc, mimalloc, wrap_*, scope_*)."""
+    cfg, fac = res["cfg"], res["facade"]
+    ws = measured(res)
+    inst, work = res.get("instructions") or {}, res.get("instructions_work") or {}
+    wsum = lambda w, b: work_instructions(res, w, b)
+    L = ["## Against the allocator it wraps", "",
+         f"`python3 benches/run.py crates --builds glibc,mimalloc,scope_system,scope_mimalloc,wrap_system,"
+         f"wrap_mimalloc --skip-tests --modes once --threads 1,2 --rounds {cfg['rounds']} --runs {cfg['runs']} "
+         f"--warmup {cfg['warmup']}` (started {res['started']}, batch-alloc at {fac.get('commit')}, "
+         f"{res.get('seconds', 0) // 60} min; kept as docs/crates-wrapper.json). *Wrapper alone*: the crate as "
+         "written on `BatchAlloc<A>`, no scope ever open, against the same on `A`. Instructions: callgrind, "
+         "one `once` process (the whole process, and the reported parse and its drop); times: the work (parse "
+         "and drop) of a `once` process, as a speedup over the baseline within each round, median and range "
+         "over rounds; peak RSS: getrusage at exit, medians over runs.", "",
+         "**The wrapper alone, instructions over the allocator it wraps**", ""]
+    L += table(["workload", "BatchAlloc<System> over glibc: process", "parse + drop",
+                "BatchAlloc<MiMalloc> over mimalloc: process", "parse + drop"],
+               [[w, pct(inst.get(w, {}).get("wrap_system"), inst.get(w, {}).get("glibc")),
+                 pct(wsum(w, "wrap_system"), wsum(w, "glibc")),
+                 pct(inst.get(w, {}).get("wrap_mimalloc"), inst.get(w, {}).get("mimalloc")),
+                 pct(wsum(w, "wrap_mimalloc"), wsum(w, "mimalloc"))] for w in ws], ["---"] + ["---:"] * 4)
+    L += ["**One `scope()` around the parse, on each inner allocator, against plain mimalloc**", ""]
+    L += table(["workload", "instructions of the work over mimalloc: scope on MiMalloc", "scope on System",
+                "speedup over mimalloc: scope on MiMalloc", "scope on System",
+                "scope on MiMalloc over scope on System", "peak RSS: mimalloc / scope on MiMalloc / on System"],
+               [[w, pct(wsum(w, "scope_mimalloc"), wsum(w, "mimalloc")),
+                 pct(wsum(w, "scope_system"), wsum(w, "mimalloc")),
+                 speed(res, w, "scope_mimalloc", "mimalloc"), speed(res, w, "scope_system", "mimalloc"),
+                 speed(res, w, "scope_mimalloc", "scope_system"),
+                 " / ".join(mb(peak(res, w, "once", b)).replace(" MiB", "")
+                            for b in ("mimalloc", "scope_mimalloc", "scope_system")) + " MiB"] for w in ws],
+               ["---"] + ["---:"] * 6)
+    for w in ws:
+        if tt := threads_table(res, w):
+            L += [f"**{w}**: " + tt[0].replace("**threads** ", "threads "), ""] + tt[2:]
+    return L
+
+
+def slim(res):
+    """The fields of a results.json that the page reads."""
+    return dict(res, cells={w: {m: {b: [dict(row, runs=[{k: run[k] for k in RUN_FIELDS if run.get(k) is not None}
+                                                       for run in row["runs"]]) for row in rows]
+                                    for b, rows in by_build.items()} for m, by_build in modes.items()}
+                            for w, modes in res.get("cells", {}).items()})
 
 
 def publish(text, res, source):
@@ -382,12 +447,8 @@ def publish(text, res, source):
     with open(os.path.join(docs, "crates.md"), "w") as f:
         f.write(text)
     if os.path.abspath(source) != os.path.join(docs, "crates.json"):
-        kept = dict(res, cells={w: {m: {b: [dict(row, runs=[{k: run[k] for k in RUN_FIELDS if run.get(k) is not None}
-                                                            for run in row["runs"]]) for row in rows]
-                                        for b, rows in by_build.items()} for m, by_build in modes.items()}
-                                for w, modes in res.get("cells", {}).items()})
         with open(os.path.join(docs, "crates.json"), "w") as f:
-            json.dump(kept, f, separators=(",", ":"))
+            json.dump(slim({k: v for k, v in res.items() if k != "wrapper"}), f, separators=(",", ":"))
     path = os.path.join(ROOT, "README.md")
     readme = open(path).read()
     start, end = readme.find(README_BEGIN), readme.find(README_END)
@@ -566,9 +627,19 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--publish", action="store_true",
                     help="write docs/crates.md, docs/crates.json and the README's crates table")
+    ap.add_argument("--wrapper", metavar="RESULTS",
+                    help="a run of the wrapper-alone, scope and threads builds, for the section against the "
+                         "allocator BatchAlloc wraps (kept as docs/crates-wrapper.json; that file is read by "
+                         "default)")
     args = ap.parse_args()
     with open(args.results) as f:
         res = json.load(f)
+    kept_wrapper = os.path.join(ROOT, "docs", "crates-wrapper.json")
+    if args.wrapper or os.path.exists(kept_wrapper):
+        res["wrapper"] = json.load(open(args.wrapper or kept_wrapper))
+        if args.publish and args.wrapper:
+            with open(kept_wrapper, "w") as f:
+                json.dump(slim(res["wrapper"]), f, separators=(",", ":"))
     text = write(res)
     if args.publish:
         return publish(text, res, args.results)
