@@ -282,6 +282,8 @@ def write_package(ws_dir, project, build, alloc, facade, renamed):
             # annotated copy under its own package name.
             deps[crate] = re.sub(r'version = "[^"]*"',
                                  f'package = "{spec["rename"][crate]}", path = "{path}"', deps[crate])
+    # getrusage, for workloads/common.rs.
+    deps["libc"] = '"0.2"'
     if alloc in ("mimalloc", "batch_mimalloc"):
         deps["mimalloc"] = MIMALLOC
     if alloc in ("batch_system", "batch_mimalloc"):
@@ -713,6 +715,7 @@ def rounds(paths, inputs, builds, cfg, out_dir):
     env = cargo_env()
     cells = {w: {m: {b: [] for b in builds if runs_in(m, b, inputs[w]["project"])} for m in cfg["modes"]}
              for w in inputs}
+    cells = {w: {m: c for m, c in modes.items() if c} for w, modes in cells.items()}
     names = list(inputs)
     for r in range(cfg["rounds"]):
         started = time.time()
@@ -721,6 +724,8 @@ def rounds(paths, inputs, builds, cfg, out_dir):
             info = inputs[w]
             for mode in cfg["modes"]:
                 order = [b for b in builds if runs_in(mode, b, info["project"])]
+                if not order:
+                    continue
                 random.Random(f"{r}:{w}:{mode}").shuffle(order)
                 logfile = os.path.join(out_dir, "runs", f"r{r}-{w}-{mode}.jsonl")
                 jsonfile = os.path.join(out_dir, "runs", f"r{r}-{w}-{mode}.hyperfine.json")
