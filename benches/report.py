@@ -463,24 +463,29 @@ def publish(text, res, source):
 
 GUNGRAUN = os.path.join(ROOT, "target", "gungraun", "batch-alloc-benches")
 CRITERION = os.path.join(ROOT, "target", "criterion")
-# (bench function, id): what a case is, and the boxes (or calls) its second
-# repetition count adds over its first.
-PATHS = {
-    ("batch", "n1024"): ("`Batch<T>`, 1,024 boxes, allocated then dropped", 100 * 1024),
-    ("batch", "n1"): ("`Batch<T>` of one box", 100_000),
-    ("scoped", "n1024"): ("`#[batch_alloc]` loop of 1,024 `Box::new` (the scope serves them)", 100 * 1024),
-    ("scoped", "n1"): ("`#[batch_alloc]` function that opens its scope, one box", 100_000),
-    ("box_new", "n1024"): ("`Box::new`, 1,024 boxes, no scope open", 100 * 1024),
-    ("vec", "n1024"): ("`Vec::with_capacity(1024)` and pushes: the limit", 100 * 1024),
-    ("cross", "batch"): ("`Batch<T>` of 65,536, dropped on another thread", 2 * 65536),
-    ("cross", "box_new"): ("`Box::new` × 65,536, dropped on another thread", 2 * 65536),
-    ("calls", "plain"): ("a recursive call as written, in `scope()` (per call)", 20_010),
-    ("calls", "alone"): ("the same function annotated (per call)", 20_010),
-    ("calls", "plain_method"): ("a method as written (per call)", 20_010),
-    ("calls", "method"): ("a method of an annotated impl (per call)", 20_010),
-    ("small_allocs", "n1024"): ("a vector grown by pushes to 0 to 22 elements and a number formatted, no "
-                                "scope open (per vector and string)", 100 * 1024),
-}
+# The boxes (or calls) each case's second repetition count adds over its
+# first, by id (benches/paths/mod.rs), and what the rows are.
+ADDED = {"n1": 100_000, "n2": 100_000, "n8": 100_000, "n64": 102_400, "n1024": 102_400, "n65536": 131_072,
+         "batch": 131_072, "batch_heap": 131_072, "box_new": 131_072, "plain": 20_010, "alone": 20_010,
+         "plain_method": 20_010, "method": 20_010}
+SIZES = ("n1", "n2", "n8", "n64", "n1024", "n65536")
+PATHS = [(f, n, f"{what}, N = {int(n[1:]):,}") for f, what in (
+    ("batch", "`Batch<T>` of N, allocated then dropped"),
+    ("box_new", "`Box::new` × N, no scope open"),
+    ("plain", "a function's loop of `Box::new` × N, as written"),
+    ("scoped", "the same function under `#[batch_alloc]` (it opens its scope, which serves the boxes)"),
+    ("vec", "`Vec::with_capacity(N)` and N pushes: the limit")) for n in SIZES] + [
+    ("cross", "batch", "`Batch<T>` of 65,536 dropped on a thread that never allocated from a batch"),
+    ("cross", "batch_heap", "… on a thread that made its heap with a batch first"),
+    ("cross", "box_new", "`Box::new` × 65,536 dropped on another thread"),
+    ("shared", "batch", "`Batch<T>` of 65,536, half dropped here while another thread drops the rest"),
+    ("shared", "box_new", "`Box::new` × 65,536, the same"),
+    ("calls", "plain", "a recursive call as written, in `scope()` (per call)"),
+    ("calls", "alone", "the same function annotated (per call)"),
+    ("calls", "plain_method", "a method as written (per call)"),
+    ("calls", "method", "a method of an annotated impl (per call)"),
+    ("small_allocs", "n1024", "a vector grown by pushes to 0 to 22 elements and a number formatted, no scope "
+                              "open (per vector and string)")]
 BINARIES = {"paths_batch_system": "BatchAlloc<System>", "paths_system": "System (glibc)",
             "paths_batch_mimalloc": "BatchAlloc<MiMalloc>", "paths_mimalloc": "MiMalloc"}
 
@@ -545,18 +550,19 @@ def benchmarks_page(figs):
               "start-up and first refills. 64-byte boxes; the process has had a second thread first, as "
               "programs that free across threads have (glibc's malloc is slower from then on). Cases: "
               "benches/paths/mod.rs. Instruction counts do not move with the machine's load.", ""]
-        cases = [c for c in PATHS if any(f"{c[0]}/{c[1]}" in paths.get(b, {}) for b in BINARIES)]
         cols = [b for b in BINARIES if b in paths]
         rows = []
-        for c in cases:
-            row = [PATHS[c][0]]
+        for func, ident, label in PATHS:
+            row = [label]
             for b in cols:
-                pair = paths[b].get(f"{c[0]}/{c[1]}")
-                row.append(f"{(pair[1] - pair[0]) / PATHS[c][1]:.1f}" if pair and None not in pair else "")
-            rows.append(row)
+                pair = paths[b].get(f"{func}/{ident}")
+                row.append(f"{(pair[1] - pair[0]) / ADDED[ident]:.1f}" if pair and None not in pair else "")
+            if any(row[1:]):
+                rows.append(row)
         L += table(["case"] + [BINARIES[b] for b in cols], rows, ["---"] + ["---:"] * len(cols))
         per = lambda b, c: (lambda p: (p[1] - p[0]) if p and None not in p else None)(paths.get(b, {}).get(c))
-        over = [[PATHS[tuple(c.split("/"))][0]] + [
+        label = {f"{f}/{i}": t for f, i, t in PATHS}
+        over = [[label[c]] + [
             f"{100 * (per(w, c) / per(a, c) - 1):+.1f}%" if per(w, c) and per(a, c) else "–"
             for w, a in (("paths_batch_system", "paths_system"), ("paths_batch_mimalloc", "paths_mimalloc"))]
             for c in ("box_new/n1024", "small_allocs/n1024")]

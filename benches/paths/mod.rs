@@ -31,10 +31,15 @@ pub fn spawned(n: usize, reps: usize) -> (usize, usize) {
     (n, reps)
 }
 
-/// [`spawned`], for [`cross`].
-pub fn spawned_cross(batched: bool, n: usize, reps: usize) -> (bool, usize, usize) {
+/// [`spawned`], for [`cross`] and [`shared`].
+pub fn spawned_cross(
+    batched: bool,
+    heap: bool,
+    n: usize,
+    reps: usize,
+) -> (bool, bool, usize, usize) {
     thread::spawn(|| {}).join().unwrap();
-    (batched, n, reps)
+    (batched, heap, n, reps)
 }
 
 /// `reps` times: `n` boxes from one `Batch`, then dropped.
@@ -75,6 +80,17 @@ pub fn scoped((n, reps): (usize, usize)) {
     }
 }
 
+/// `reps` times: the loop of [`box_new`] as written, in a function of its
+/// own: [`scoped`]'s twin.
+pub fn plain((n, reps): (usize, usize)) {
+    let mut held: Vec<Box<T>> = Vec::with_capacity(n);
+    for _ in 0..reps {
+        plain::fill(n, &mut held);
+        black_box(&held);
+        held.clear();
+    }
+}
+
 /// `reps` times: `n` values pushed into one `Vec::with_capacity(n)`, the
 /// one-allocation limit.
 pub fn vec((n, reps): (usize, usize)) {
@@ -108,11 +124,15 @@ annotated!(scoped, batch_alloc::batch_alloc);
 
 /// `reps` times: `n` boxes (from a `Batch`, or `Box::new`) made here and
 /// dropped on a worker thread that never allocated from a batch (it gets a
-/// heap at its first free and frees through its outbox).
-pub fn cross((batched, n, reps): (bool, usize, usize)) {
+/// heap at its first free and frees through its outbox), or (`heap`) one
+/// that made its heap with a batch first.
+pub fn cross((batched, heap, n, reps): (bool, bool, usize, usize)) {
     let (to_worker, inbox) = mpsc::channel::<Vec<Box<T>>>();
     let (back, returned) = mpsc::channel::<Vec<Box<T>>>();
     let worker = thread::spawn(move || {
+        if heap {
+            drop(black_box(Batch::with_capacity(8).alloc([0; 8])));
+        }
         for mut boxes in inbox {
             boxes.clear();
             back.send(boxes).unwrap();
@@ -131,6 +151,45 @@ pub fn cross((batched, n, reps): (bool, usize, usize)) {
         }
         to_worker.send(held).unwrap();
         held = returned.recv().unwrap();
+    }
+    drop(to_worker);
+    worker.join().unwrap();
+}
+
+/// `reps` times: `n` boxes made here, then every other one dropped here
+/// while a worker drops the rest at the same time: the owner's frees and
+/// remote frees into the same spans at once.
+pub fn shared((batched, n, reps): (bool, usize, usize)) {
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let (to_worker, inbox) = mpsc::channel::<Vec<Box<T>>>();
+    let worker = {
+        let barrier = barrier.clone();
+        thread::spawn(move || {
+            for boxes in inbox {
+                barrier.wait();
+                drop(boxes);
+                barrier.wait();
+            }
+        })
+    };
+    for _ in 0..reps {
+        let (mut mine, mut theirs) = (Vec::with_capacity(n / 2 + 1), Vec::with_capacity(n / 2 + 1));
+        let mut batch = Batch::with_capacity(n);
+        for i in 0..n as u64 {
+            let b = match batched {
+                true => batch.alloc([black_box(i); 8]),
+                false => Box::new([black_box(i); 8]),
+            };
+            match i % 2 {
+                0 => mine.push(b),
+                _ => theirs.push(b),
+            }
+        }
+        drop(batch);
+        to_worker.send(theirs).unwrap();
+        barrier.wait();
+        drop(mine);
+        barrier.wait();
     }
     drop(to_worker);
     worker.join().unwrap();
@@ -253,7 +312,12 @@ macro_rules! paths_main {
         };
 
         #[library_benchmark]
+        #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
+        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
+        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
+        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
         #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
+        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
         fn box_new(args: (usize, usize)) {
             paths::box_new(args)
         }
@@ -269,29 +333,61 @@ macro_rules! paths_main {
         $(
         #[library_benchmark]
         #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
+        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
+        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
+        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
         #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
+        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
         fn batch(args: (usize, usize)) {
             paths::batch(args)
         }
 
         #[library_benchmark]
         #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
+        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
+        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
+        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
         #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
+        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
         fn scoped(args: (usize, usize)) {
             paths::scoped(args)
         }
 
         #[library_benchmark]
+        #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
+        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
+        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
+        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
         #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
+        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
+        fn plain(args: (usize, usize)) {
+            paths::plain(args)
+        }
+
+        #[library_benchmark]
+        #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
+        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
+        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
+        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
+        #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
+        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
         fn vec(args: (usize, usize)) {
             paths::vec(args)
         }
 
         #[library_benchmark]
-        #[benches::batch(args = [(true, 65536, 2), (true, 65536, 4)], setup = paths::spawned_cross)]
-        #[benches::box_new(args = [(false, 65536, 2), (false, 65536, 4)], setup = paths::spawned_cross)]
-        fn cross(args: (bool, usize, usize)) {
+        #[benches::batch(args = [(true, false, 65536, 2), (true, false, 65536, 4)], setup = paths::spawned_cross)]
+        #[benches::batch_heap(args = [(true, true, 65536, 2), (true, true, 65536, 4)], setup = paths::spawned_cross)]
+        #[benches::box_new(args = [(false, false, 65536, 2), (false, false, 65536, 4)], setup = paths::spawned_cross)]
+        fn cross(args: (bool, bool, usize, usize)) {
             paths::cross(args)
+        }
+
+        #[library_benchmark]
+        #[benches::batch(args = [(true, false, 65536, 2), (true, false, 65536, 4)], setup = paths::spawned_cross)]
+        #[benches::box_new(args = [(false, false, 65536, 2), (false, false, 65536, 4)], setup = paths::spawned_cross)]
+        fn shared(args: (bool, bool, usize, usize)) {
+            paths::shared((args.0, args.2, args.3))
         }
 
         #[library_benchmark]
@@ -303,7 +399,7 @@ macro_rules! paths_main {
             paths::calls::walk((form, n, reps))
         }
 
-        library_benchmark_group!(name = $all; benchmarks = batch, scoped, vec, cross, calls);
+        library_benchmark_group!(name = $all; benchmarks = batch, scoped, plain, vec, cross, shared, calls);
         )?
 
         main!(
