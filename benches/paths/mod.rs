@@ -304,13 +304,10 @@ pub mod calls {
 /// allocations) in every binary; with `all`, the batch, scope, cross-thread
 /// and call cases too. Ids end in the repetition count; the pairs differ
 /// by it alone.
-macro_rules! paths_main {
-    ($($all:ident)?) => {
-        use gungraun::{
-            library_benchmark, library_benchmark_group, main, Callgrind, EntryPoint,
-            LibraryBenchmarkConfig,
-        };
-
+/// A case at every N of the table, each at two repetition counts that add
+/// about 100,000 boxes.
+macro_rules! every_n {
+    ($case:ident) => {
         #[library_benchmark]
         #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
         #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
@@ -318,9 +315,20 @@ macro_rules! paths_main {
         #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
         #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
         #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
-        fn box_new(args: (usize, usize)) {
-            paths::box_new(args)
+        fn $case(args: (usize, usize)) {
+            paths::$case(args)
         }
+    };
+}
+
+macro_rules! paths_main {
+    ($($all:ident)?) => {
+        use gungraun::{
+            library_benchmark, library_benchmark_group, main, Callgrind, EntryPoint,
+            LibraryBenchmarkConfig,
+        };
+
+        every_n!(box_new);
 
         #[library_benchmark]
         #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
@@ -331,49 +339,13 @@ macro_rules! paths_main {
         library_benchmark_group!(name = wrapper; benchmarks = box_new, small_allocs);
 
         $(
-        #[library_benchmark]
-        #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
-        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
-        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
-        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
-        #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
-        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
-        fn batch(args: (usize, usize)) {
-            paths::batch(args)
-        }
+        every_n!(batch);
 
-        #[library_benchmark]
-        #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
-        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
-        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
-        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
-        #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
-        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
-        fn scoped(args: (usize, usize)) {
-            paths::scoped(args)
-        }
+        every_n!(scoped);
 
-        #[library_benchmark]
-        #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
-        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
-        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
-        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
-        #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
-        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
-        fn plain(args: (usize, usize)) {
-            paths::plain(args)
-        }
+        every_n!(plain);
 
-        #[library_benchmark]
-        #[benches::n1(args = [(1, 100_000), (1, 200_000)], setup = paths::spawned)]
-        #[benches::n2(args = [(2, 50_000), (2, 100_000)], setup = paths::spawned)]
-        #[benches::n8(args = [(8, 12_500), (8, 25_000)], setup = paths::spawned)]
-        #[benches::n64(args = [(64, 1_600), (64, 3_200)], setup = paths::spawned)]
-        #[benches::n1024(args = [(1024, 100), (1024, 200)], setup = paths::spawned)]
-        #[benches::n65536(args = [(65536, 2), (65536, 4)], setup = paths::spawned)]
-        fn vec(args: (usize, usize)) {
-            paths::vec(args)
-        }
+        every_n!(vec);
 
         #[library_benchmark]
         #[benches::batch(args = [(true, false, 65536, 2), (true, false, 65536, 4)], setup = paths::spawned_cross)]
