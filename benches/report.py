@@ -33,6 +33,7 @@ import sys
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crates")
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "crates"))
 from crates import BUILD_TITLES, ROOT  # noqa: E402
 import suites  # noqa: E402
 
@@ -366,7 +367,7 @@ def write(res):
             ["---", "---"] + ["---:"] * (5 + drops))
     if tests := res.get("tests"):
         L += ["## The crates' own test suites, as written and annotated", "",
-              "benches/crates/suites.py: `cargo test` of each crate as published and of its annotated copy "
+              "tests/crates/suites.py: `cargo test` of each crate as published and of its annotated copy "
               "(unit and integration tests on `BatchAlloc<System>`, doc-tests on the default allocator), "
               "in each profile; *identical*: the same tests, each with the same outcome.", ""]
         L += suites.markdown(tests)

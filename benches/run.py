@@ -3,7 +3,7 @@
 benches/report.py, the one reader of the tools' output).
 
     python3 benches/run.py paths              # instructions per box (gungraun): docs/benchmarks.md
-    python3 benches/run.py matrix [--rounds 9] [--quick] [FILTER...]
+    python3 benches/run.py matrix [--rounds 9] [--quick] [CHUNK...]
                                               # the matrix (criterion), interleaved rounds: docs/benchmarks.md
     python3 benches/run.py crates [ARGS]      # published crates, threads, the limit: docs/crates.md
                                               # (benches/crates/crates.py ARGS; --help lists them)
@@ -27,9 +27,14 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 PATHS = ["paths_batch_system", "paths_system", "paths_batch_mimalloc", "paths_mimalloc"]
 MATRIX = ["matrix_system", "matrix_mimalloc", "matrix_jemalloc", "matrix_batch_system", "matrix_batch_mimalloc"]
-CHUNKS = [f"{s}/{b}B" for s in ("alloc_drop", "alloc_only", "cross_thread") for b in (16, 64, 256)] + [
-    "remote_drop/64B"]
-QUICK = ["alloc_drop/64B", "cross_thread/64B"]
+# Each chunk (a regex criterion matches against `SCENARIO/SIZE/STRATEGY/N`)
+# runs in every binary in turn.
+CHUNKS = [f"{s}/{b}B/" for s in ("alloc_drop", "alloc_only", "cross_thread") for b in (16, 64, 256)] + [
+    "remote_drop/64B/"]
+# 64-byte objects at the counts every size has, 16 and 256 bytes at 1,024,
+# and across threads.
+QUICK = ["alloc_drop/64B/[^/]+/(1|8|64|1024|65536)$", "alloc_drop/(16|256)B/[^/]+/1024$", "cross_thread/64B/",
+         "remote_drop/64B/"]
 # criterion's settings for one round: short, since the rounds make the median.
 CRITERION = ["--warm-up-time", "0.2", "--measurement-time", "0.4", "--sample-size", "10", "--noplot"]
 
@@ -86,7 +91,7 @@ def matrix(args):
             # first a different one each round and chunk.
             shift = (r + k) % len(MATRIX)
             for name in MATRIX[shift:] + MATRIX[:shift]:
-                subprocess.run([exes[name], "--bench", "--save-baseline", f"r{r}", *CRITERION, f"^{chunk}/"],
+                subprocess.run([exes[name], "--bench", "--save-baseline", f"r{r}", *CRITERION, f"^{chunk}"],
                                cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         log(f"round {r + 1}/{rounds} in {time.time() - started:.0f} s")
     os.environ["MATRIX_ARGS"] = "".join(f" {a}" for a in args)

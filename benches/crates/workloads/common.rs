@@ -13,11 +13,9 @@
 //!                                    a thread that only drops)
 //!     BIN list                       the workloads and their default sizes
 //!
-//! `once` and `warm` print one JSON line on stdout (and append it to the
-//! file named by `CRATES_LOG`, if set, so that runs under hyperfine are
-//! recorded too). With `CRATES_SMAPS=1` the line also carries the
-//! process's `AnonHugePages` and `Rss` (from /proc/self/smaps_rollup) with
-//! the last parse's value alive. `alloc.rs`, generated per build, installs
+//! `once`, `warm` and `threads` print one JSON line on stdout (and append
+//! it to the file named by `CRATES_LOG`, if set, so that runs under
+//! hyperfine are recorded too). `alloc.rs`, generated per build, installs
 //! the build's global allocator and names it.
 
 use std::hint::black_box;
@@ -99,7 +97,6 @@ pub struct Measured {
     pub minflt_parse: Vec<u64>,
     pub minflt_drop: Vec<u64>,
     pub items: u64,
-    pub smaps: Option<(u64, u64)>,
     pub stats_parse: Option<Vec<(&'static str, u64)>>,
 }
 
@@ -131,7 +128,6 @@ pub fn measure<T>(
         minflt_drop: Vec::with_capacity(parses),
         ..Measured::default()
     };
-    let smaps = std::env::var_os("CRATES_SMAPS").is_some_and(|v| v == "1");
     crate::alloc::begin();
     for i in 0..parses {
         let last = i + 1 == parses;
@@ -155,9 +151,6 @@ pub fn measure<T>(
                         .map(|(a, b)| (a.0, if gauge(a.0) { a.1 } else { a.1.wrapping_sub(b.1) }))
                         .collect(),
                 );
-            }
-            if smaps {
-                m.smaps = smaps_rollup();
             }
         }
         let f2 = minflt();
@@ -193,78 +186,35 @@ fn reported_drop<T>(value: T) {
     crate::alloc::settle();
 }
 
-fn rusage() -> libc_rusage::Rusage {
-    libc_rusage::get()
+/// getrusage(RUSAGE_SELF): peak RSS, faults, CPU time.
+struct Rusage {
+    maxrss_kb: u64,
+    minflt: u64,
+    majflt: u64,
+    utime_us: u64,
+    stime_us: u64,
+}
+
+fn rusage() -> Rusage {
+    let mut raw = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: RUSAGE_SELF is valid and getrusage fills the struct it is
+    // given (its fields are integers: zeroed is a valid value anyway).
+    let raw = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, raw.as_mut_ptr());
+        raw.assume_init()
+    };
+    let us = |t: libc::timeval| (t.tv_sec * 1_000_000 + t.tv_usec) as u64;
+    Rusage {
+        maxrss_kb: raw.ru_maxrss as u64,
+        minflt: raw.ru_minflt as u64,
+        majflt: raw.ru_majflt as u64,
+        utime_us: us(raw.ru_utime),
+        stime_us: us(raw.ru_stime),
+    }
 }
 
 fn minflt() -> u64 {
     rusage().minflt
-}
-
-/// (AnonHugePages, Rss) in KiB.
-fn smaps_rollup() -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-    };
-    Some((field("AnonHugePages:")?, field("Rss:")?))
-}
-
-/// getrusage(RUSAGE_SELF) without a crate: the two fields used.
-mod libc_rusage {
-    #[repr(C)]
-    struct Timeval {
-        sec: i64,
-        usec: i64,
-    }
-    #[repr(C)]
-    struct RawRusage {
-        utime: Timeval,
-        stime: Timeval,
-        maxrss: i64,
-        ixrss: i64,
-        idrss: i64,
-        isrss: i64,
-        minflt: i64,
-        majflt: i64,
-        nswap: i64,
-        inblock: i64,
-        oublock: i64,
-        msgsnd: i64,
-        msgrcv: i64,
-        nsignals: i64,
-        nvcsw: i64,
-        nivcsw: i64,
-    }
-    unsafe extern "C" {
-        fn getrusage(who: i32, usage: *mut RawRusage) -> i32;
-    }
-    pub struct Rusage {
-        pub maxrss_kb: u64,
-        pub minflt: u64,
-        pub majflt: u64,
-        pub utime_us: u64,
-        pub stime_us: u64,
-    }
-    pub fn get() -> Rusage {
-        let mut raw = core::mem::MaybeUninit::<RawRusage>::zeroed();
-        // SAFETY: RUSAGE_SELF (0) fills the struct, which has the kernel's
-        // layout on 64-bit Linux.
-        let raw = unsafe {
-            getrusage(0, raw.as_mut_ptr());
-            raw.assume_init()
-        };
-        Rusage {
-            maxrss_kb: raw.maxrss as u64,
-            minflt: raw.minflt as u64,
-            majflt: raw.majflt as u64,
-            utime_us: (raw.utime.sec * 1_000_000 + raw.utime.usec) as u64,
-            stime_us: (raw.stime.sec * 1_000_000 + raw.stime.usec) as u64,
-        }
-    }
 }
 
 fn json_list(v: &[u64]) -> String {
@@ -348,11 +298,8 @@ pub fn main(workloads: &[Workload]) {
                 let kv: Vec<String> = s.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
                 format!("{{{}}}", kv.join(","))
             });
-            let smaps = m.smaps.map_or("null".to_string(), |(huge, rss)| {
-                format!("{{\"anon_huge_kb\":{huge},\"rss_kb\":{rss}}}")
-            });
             let line = format!(
-                "{{\"workload\":\"{}\",\"build\":\"{}\",\"mode\":\"{}\",\"parses\":{},\"parse_ns\":{},\"drop_ns\":{},\"minflt_parse\":{},\"minflt_drop\":{},\"all_parse_ns\":{},\"all_drop_ns\":{},\"read_ns\":{},\"total_ns\":{},\"maxrss_kb\":{},\"minflt\":{},\"majflt\":{},\"utime_us\":{},\"stime_us\":{},\"items\":{},\"input_bytes\":{},\"batch\":{},\"limit\":{},\"smaps\":{}}}",
+                "{{\"workload\":\"{}\",\"build\":\"{}\",\"mode\":\"{}\",\"parses\":{},\"parse_ns\":{},\"drop_ns\":{},\"minflt_parse\":{},\"minflt_drop\":{},\"all_parse_ns\":{},\"all_drop_ns\":{},\"read_ns\":{},\"total_ns\":{},\"maxrss_kb\":{},\"minflt\":{},\"majflt\":{},\"utime_us\":{},\"stime_us\":{},\"items\":{},\"input_bytes\":{},\"batch\":{},\"limit\":{}}}",
                 w.name,
                 crate::alloc::BUILD,
                 cmd,
@@ -373,8 +320,7 @@ pub fn main(workloads: &[Workload]) {
                 m.items,
                 input.len(),
                 stats,
-                crate::alloc::limit_report(),
-                smaps
+                crate::alloc::limit_report()
             );
             emit(&line);
         }
