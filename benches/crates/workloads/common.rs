@@ -6,13 +6,16 @@
 //!     BIN once  WORKLOAD PATH        one parse + drop in this process
 //!     BIN warm  WORKLOAD PATH [N]    N parses (default 5); the last is reported
 //!     BIN check WORKLOAD PATH        a digest of the parsed value (all builds must agree)
+//!     BIN threads WORKLOAD PATH N own|other [PARSES]
+//!                                    N threads, each parsing PARSES times (default 4); each
+//!                                    value dropped on the thread that made it (own) or on
+//!                                    the next thread of the ring (other; with one thread, on
+//!                                    a thread that only drops)
 //!     BIN list                       the workloads and their default sizes
 //!
-//! `once` and `warm` print one JSON line on stdout (and append it to the
-//! file named by `CRATES_LOG`, if set, so that runs under hyperfine are
-//! recorded too). With `CRATES_SMAPS=1` the line also carries the
-//! process's `AnonHugePages` and `Rss` (from /proc/self/smaps_rollup) with
-//! the last parse's value alive. `alloc.rs`, generated per build, installs
+//! `once`, `warm` and `threads` print one JSON line on stdout (and append
+//! it to the file named by `CRATES_LOG`, if set, so that runs under
+//! hyperfine are recorded too). `alloc.rs`, generated per build, installs
 //! the build's global allocator and names it.
 
 use std::hint::black_box;
@@ -30,6 +33,61 @@ pub struct Workload {
     pub run: fn(&str, usize) -> Measured,
     /// A digest of the parsed value, for checking that builds agree.
     pub check: fn(&str) -> u64,
+    /// The threaded mode: (input, threads, parses a thread, dropped on
+    /// another thread) -> wall-clock nanoseconds; see [`threads`].
+    pub threads: fn(&str, usize, usize, bool) -> u64,
+}
+
+/// `n` threads each parse `input` `parses` times, each parse inside the
+/// build's scope (`alloc::scoped`), as a pool's tasks would. Each value is
+/// dropped on the thread that made it, or (`other`) sent to the next
+/// thread of the ring and dropped there between its own parses (with one
+/// thread, by a thread that only drops). Returns the wall-clock time of
+/// the whole, threads started and joined.
+pub fn threads<T: Send>(input: &str, n: usize, parses: usize, other: bool, parse: fn(&str) -> T) -> u64 {
+    use std::sync::mpsc;
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..n).map(|_| mpsc::channel::<T>()).unzip();
+        let mut receivers: Vec<_> = receivers.into_iter().map(Some).collect();
+        if other && n == 1 {
+            let lone = receivers[0].take().expect("a receiver");
+            s.spawn(move || lone.into_iter().for_each(drop));
+        }
+        for (i, inbox) in receivers.into_iter().enumerate() {
+            let next = senders[(i + 1) % n].clone();
+            s.spawn(move || {
+                for _ in 0..parses {
+                    let value = crate::alloc::scoped(|| parse(black_box(input)));
+                    match other {
+                        true => next.send(value).expect("the next thread drops"),
+                        false => drop(black_box(value)),
+                    }
+                    inbox.iter().flat_map(|r| r.try_iter()).for_each(drop);
+                }
+                drop(next);
+                inbox.into_iter().flatten().for_each(drop);
+            });
+        }
+    });
+    t0.elapsed().as_nanos() as u64
+}
+
+/// [`threads`] for a value that cannot cross threads (syn's, whose spans
+/// are `!Send`): dropped on the thread that made it only.
+pub fn threads_own<T>(input: &str, n: usize, parses: usize, other: bool, parse: fn(&str) -> T) -> u64 {
+    assert!(!other, "this workload's value cannot be dropped on another thread");
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..n {
+            s.spawn(|| {
+                for _ in 0..parses {
+                    drop(black_box(crate::alloc::scoped(|| parse(black_box(input)))));
+                }
+            });
+        }
+    });
+    t0.elapsed().as_nanos() as u64
 }
 
 #[derive(Default)]
@@ -39,7 +97,6 @@ pub struct Measured {
     pub minflt_parse: Vec<u64>,
     pub minflt_drop: Vec<u64>,
     pub items: u64,
-    pub smaps: Option<(u64, u64)>,
     pub stats_parse: Option<Vec<(&'static str, u64)>>,
 }
 
@@ -71,7 +128,6 @@ pub fn measure<T>(
         minflt_drop: Vec::with_capacity(parses),
         ..Measured::default()
     };
-    let smaps = std::env::var_os("CRATES_SMAPS").is_some_and(|v| v == "1");
     crate::alloc::begin();
     for i in 0..parses {
         let last = i + 1 == parses;
@@ -95,9 +151,6 @@ pub fn measure<T>(
                         .map(|(a, b)| (a.0, if gauge(a.0) { a.1 } else { a.1.wrapping_sub(b.1) }))
                         .collect(),
                 );
-            }
-            if smaps {
-                m.smaps = smaps_rollup();
             }
         }
         let f2 = minflt();
@@ -133,78 +186,35 @@ fn reported_drop<T>(value: T) {
     crate::alloc::settle();
 }
 
-fn rusage() -> libc_rusage::Rusage {
-    libc_rusage::get()
+/// getrusage(RUSAGE_SELF): peak RSS, faults, CPU time.
+struct Rusage {
+    maxrss_kb: u64,
+    minflt: u64,
+    majflt: u64,
+    utime_us: u64,
+    stime_us: u64,
+}
+
+fn rusage() -> Rusage {
+    let mut raw = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: RUSAGE_SELF is valid and getrusage fills the struct it is
+    // given (its fields are integers: zeroed is a valid value anyway).
+    let raw = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, raw.as_mut_ptr());
+        raw.assume_init()
+    };
+    let us = |t: libc::timeval| (t.tv_sec * 1_000_000 + t.tv_usec) as u64;
+    Rusage {
+        maxrss_kb: raw.ru_maxrss as u64,
+        minflt: raw.ru_minflt as u64,
+        majflt: raw.ru_majflt as u64,
+        utime_us: us(raw.ru_utime),
+        stime_us: us(raw.ru_stime),
+    }
 }
 
 fn minflt() -> u64 {
     rusage().minflt
-}
-
-/// (AnonHugePages, Rss) in KiB.
-fn smaps_rollup() -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-    };
-    Some((field("AnonHugePages:")?, field("Rss:")?))
-}
-
-/// getrusage(RUSAGE_SELF) without a crate: the two fields used.
-mod libc_rusage {
-    #[repr(C)]
-    struct Timeval {
-        sec: i64,
-        usec: i64,
-    }
-    #[repr(C)]
-    struct RawRusage {
-        utime: Timeval,
-        stime: Timeval,
-        maxrss: i64,
-        ixrss: i64,
-        idrss: i64,
-        isrss: i64,
-        minflt: i64,
-        majflt: i64,
-        nswap: i64,
-        inblock: i64,
-        oublock: i64,
-        msgsnd: i64,
-        msgrcv: i64,
-        nsignals: i64,
-        nvcsw: i64,
-        nivcsw: i64,
-    }
-    unsafe extern "C" {
-        fn getrusage(who: i32, usage: *mut RawRusage) -> i32;
-    }
-    pub struct Rusage {
-        pub maxrss_kb: u64,
-        pub minflt: u64,
-        pub majflt: u64,
-        pub utime_us: u64,
-        pub stime_us: u64,
-    }
-    pub fn get() -> Rusage {
-        let mut raw = core::mem::MaybeUninit::<RawRusage>::zeroed();
-        // SAFETY: RUSAGE_SELF (0) fills the struct, which has the kernel's
-        // layout on 64-bit Linux.
-        let raw = unsafe {
-            getrusage(0, raw.as_mut_ptr());
-            raw.assume_init()
-        };
-        Rusage {
-            maxrss_kb: raw.maxrss as u64,
-            minflt: raw.minflt as u64,
-            majflt: raw.majflt as u64,
-            utime_us: (raw.utime.sec * 1_000_000 + raw.utime.usec) as u64,
-            stime_us: (raw.stime.sec * 1_000_000 + raw.stime.usec) as u64,
-        }
-    }
 }
 
 fn json_list(v: &[u64]) -> String {
@@ -215,7 +225,7 @@ fn json_list(v: &[u64]) -> String {
 pub fn main(workloads: &[Workload]) {
     let started = Instant::now();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: BIN gen|once|warm|check WORKLOAD PATH [SIZE|PARSES] | BIN list";
+    let usage = "usage: BIN gen|once|warm|check WORKLOAD PATH [SIZE|PARSES] | BIN threads WORKLOAD PATH N own|other [PARSES] | BIN list";
     let Some(cmd) = args.first() else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -251,6 +261,25 @@ pub fn main(workloads: &[Workload]) {
             let input = std::fs::read_to_string(path).expect("read input");
             println!("{}", (w.check)(&input));
         }
+        "threads" => {
+            let n: usize = args.get(3).and_then(|s| s.parse().ok()).expect("THREADS");
+            let other = args.get(4).map(String::as_str) == Some("other");
+            let parses = args.get(5).map_or(4, |s| s.parse().expect("PARSES"));
+            let input = std::fs::read_to_string(path).expect("read input");
+            let wall_ns = (w.threads)(&input, n, parses, other);
+            let r = rusage();
+            let line = format!(
+                "{{\"workload\":\"{}\",\"build\":\"{}\",\"mode\":\"threads\",\"threads\":{n},\"other\":{other},\"parses\":{parses},\"wall_ns\":{wall_ns},\"total_ns\":{},\"maxrss_kb\":{},\"minflt\":{},\"utime_us\":{},\"stime_us\":{}}}",
+                w.name,
+                crate::alloc::BUILD,
+                started.elapsed().as_nanos(),
+                r.maxrss_kb,
+                r.minflt,
+                r.utime_us,
+                r.stime_us
+            );
+            emit(&line);
+        }
         "once" | "warm" => {
             let parses = match cmd.as_str() {
                 "once" => 1,
@@ -269,11 +298,8 @@ pub fn main(workloads: &[Workload]) {
                 let kv: Vec<String> = s.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
                 format!("{{{}}}", kv.join(","))
             });
-            let smaps = m.smaps.map_or("null".to_string(), |(huge, rss)| {
-                format!("{{\"anon_huge_kb\":{huge},\"rss_kb\":{rss}}}")
-            });
             let line = format!(
-                "{{\"workload\":\"{}\",\"build\":\"{}\",\"mode\":\"{}\",\"parses\":{},\"parse_ns\":{},\"drop_ns\":{},\"minflt_parse\":{},\"minflt_drop\":{},\"all_parse_ns\":{},\"all_drop_ns\":{},\"read_ns\":{},\"total_ns\":{},\"maxrss_kb\":{},\"minflt\":{},\"majflt\":{},\"utime_us\":{},\"stime_us\":{},\"items\":{},\"input_bytes\":{},\"batch\":{},\"limit\":{},\"smaps\":{}}}",
+                "{{\"workload\":\"{}\",\"build\":\"{}\",\"mode\":\"{}\",\"parses\":{},\"parse_ns\":{},\"drop_ns\":{},\"minflt_parse\":{},\"minflt_drop\":{},\"all_parse_ns\":{},\"all_drop_ns\":{},\"read_ns\":{},\"total_ns\":{},\"maxrss_kb\":{},\"minflt\":{},\"majflt\":{},\"utime_us\":{},\"stime_us\":{},\"items\":{},\"input_bytes\":{},\"batch\":{},\"limit\":{}}}",
                 w.name,
                 crate::alloc::BUILD,
                 cmd,
@@ -294,23 +320,27 @@ pub fn main(workloads: &[Workload]) {
                 m.items,
                 input.len(),
                 stats,
-                crate::alloc::limit_report(),
-                smaps
+                crate::alloc::limit_report()
             );
-            println!("{line}");
-            if let Some(log) = std::env::var_os("CRATES_LOG") {
-                let mut f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(log)
-                    .expect("open CRATES_LOG");
-                writeln!(f, "{line}").expect("write CRATES_LOG");
-            }
+            emit(&line);
         }
         _ => {
             eprintln!("{usage}");
             std::process::exit(2);
         }
+    }
+}
+
+/// Prints a run's JSON line, and appends it to `CRATES_LOG`'s file.
+fn emit(line: &str) {
+    println!("{line}");
+    if let Some(log) = std::env::var_os("CRATES_LOG") {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("open CRATES_LOG");
+        writeln!(f, "{line}").expect("write CRATES_LOG");
     }
 }
 
