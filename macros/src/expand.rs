@@ -192,10 +192,33 @@ fn has_macro(attrs: &[Attribute]) -> bool {
     /// The compiler's own attributes that can stand on a function or an
     /// impl block.
     const BUILT_IN: [&str; 27] = [
-        "cfg", "cfg_attr", "allow", "warn", "deny", "forbid", "expect", "deprecated", "must_use",
-        "doc", "inline", "cold", "track_caller", "no_mangle", "export_name", "link_section",
-        "link_name", "used", "naked", "target_feature", "instruction_set", "test", "ignore",
-        "should_panic", "automatically_derived", "unsafe", "coverage",
+        "cfg",
+        "cfg_attr",
+        "allow",
+        "warn",
+        "deny",
+        "forbid",
+        "expect",
+        "deprecated",
+        "must_use",
+        "doc",
+        "inline",
+        "cold",
+        "track_caller",
+        "no_mangle",
+        "export_name",
+        "link_section",
+        "link_name",
+        "used",
+        "naked",
+        "target_feature",
+        "instruction_set",
+        "test",
+        "ignore",
+        "should_panic",
+        "automatically_derived",
+        "unsafe",
+        "coverage",
     ];
     /// Tools whose attributes the compiler knows (`#[rustfmt::skip]`).
     const TOOLS: [&str; 4] = ["rustfmt", "clippy", "diagnostic", "rustdoc"];
