@@ -27,8 +27,9 @@ use std::time::Instant;
 
 use batch_alloc::{stats, Batch, BatchAlloc};
 #[cfg(batch_alloc_policy_study)]
-use batch_alloc_rt::testing::{class_candidates, set_exact_refills, size_classes_before_growth};
-use batch_alloc_rt::{limits, size_classes};
+use batch_alloc_rt::testing::{
+    class_candidates, limits, set_exact_refills, size_classes, size_classes_before_growth,
+};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();

@@ -118,10 +118,9 @@
 //! # What a scope serves, and when it does nothing
 //!
 //! While a scope is open on a thread, that thread's allocations of up to
-//! [`limits::MAX_SMALL_SIZE`] (4 KiB, the largest size class) come from
-//! the thread's runs of slots, and larger ones up to [`limits::MAX_LARGE_SIZE`] (64 MiB) are served as
-//! large blocks of whole 64 KiB frames, when rounding them up to frames
-//! wastes at most an eighth of them. Each is freed by `dealloc` on any
+//! 4 KiB (the largest size class) come from the thread's runs of slots, and
+//! larger ones up to 64 MiB are served as large blocks of whole 64 KiB
+//! frames, when rounding them up to frames wastes at most an eighth of them. Each is freed by `dealloc` on any
 //! thread, at any time, after the scope has closed. Left to the inner
 //! allocator:
 //!
@@ -191,8 +190,7 @@
 //! ```
 //!
 //! [`Batch::new`] is for a loop of unknown length: its refills double, as
-//! a scope's runs do. [`size_classes`] lists the slot sizes, and [`limits`]
-//! the constants the runtime is built with.
+//! a scope's runs do.
 //!
 //! # Seeing what happened: `stats()` and `report()`
 //!
@@ -290,10 +288,7 @@
 #![forbid(unsafe_code)]
 
 pub use batch_alloc_macros::batch_alloc;
-pub use batch_alloc_rt::{
-    is_active, limits, report, scope, size_classes, stats, trim, Batch, BatchAlloc, SizeClass,
-    Stats,
-};
+pub use batch_alloc_rt::{is_active, report, scope, stats, trim, Batch, BatchAlloc, Stats};
 
 /// Not public API: the paths the code `#[batch_alloc]` generates names
 /// (the runtime's `expansion.rs`).

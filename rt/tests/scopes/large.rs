@@ -6,7 +6,7 @@
 
 use std::thread;
 
-use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
+use batch_alloc_rt::testing::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{stats, trim};
 
 use crate::scope::{in_scope, inner_calls_in};
