@@ -575,9 +575,8 @@ const DELAY_ENV: &str = "BA_RT_TEST_FORK_DELAY_US";
 
 /// A child forked while another thread reads the settings (the
 /// environment, at the process's first scope) must open its own first
-/// scope and allocate (issue 30, part 2: the settings behind std's
-/// `OnceLock`, which no fork takes over, hung such a child at its first
-/// scope). Each attempt is a fresh process (the test binary run again),
+/// scope and allocate (settings behind std's `OnceLock`, which no fork
+/// takes over, would hang such a child at its first scope). Each attempt is a fresh process (the test binary run again),
 /// since a process reads its settings once; attempts: `SETTINGS_ROUNDS`
 /// (20 by default). The window is widened as the issue's reproducers did:
 /// a few thousand environment variables make the read itself slow, and a
