@@ -27,9 +27,8 @@ use std::time::Instant;
 
 use batch_alloc::{stats, Batch, BatchAlloc};
 #[cfg(batch_alloc_policy_study)]
-use batch_alloc_rt::testing::{
-    class_candidates, limits, set_exact_refills, size_classes, size_classes_before_growth,
-};
+use batch_alloc_rt::testing::{class_candidates, set_exact_refills, size_classes_before_growth};
+use batch_alloc_rt::testing::{limits, size_classes};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();
