@@ -28,7 +28,7 @@ use std::time::Instant;
 use batch_alloc::{stats, Batch, BatchAlloc};
 #[cfg(batch_alloc_policy_study)]
 use batch_alloc_rt::testing::{class_candidates, set_exact_refills, size_classes_before_growth};
-use batch_alloc_rt::{limits, size_classes};
+use batch_alloc_rt::testing::{limits, size_classes};
 
 #[global_allocator]
 static GLOBAL: BatchAlloc = BatchAlloc::system();

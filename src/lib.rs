@@ -41,24 +41,23 @@
 //! [`scope`]; for code of your own, annotate the function:
 //!
 //! ```
-//! use batch_alloc::{batch_alloc, BatchAlloc};
-//! use serde::Deserialize;
+//! use batch_alloc::batch_alloc;
 //!
 //! #[global_allocator]
-//! static GLOBAL: BatchAlloc = BatchAlloc::system();
+//! static GLOBAL: batch_alloc::BatchAlloc = batch_alloc::BatchAlloc::system();
 //!
-//! #[derive(Deserialize)]
+//! #[derive(serde::Deserialize)]
 //! struct Record {
 //!     name: String,
 //!     tags: Vec<String>,
 //! }
 //!
-//! // The derive path: a scope around the call.
+//! // A derived Deserialize, whose loops are inside serde: a scope around the call.
 //! fn load(json: &str) -> serde_json::Result<Vec<Record>> {
 //!     batch_alloc::scope(|| serde_json::from_str(json))
 //! }
 //!
-//! // The attribute path: the function is a scope while it runs.
+//! // Code of your own: the annotated function is a scope while it runs.
 //! #[batch_alloc]
 //! fn labels(records: &[Record]) -> Vec<Box<String>> {
 //!     records.iter().map(|r| Box::new(format!("{}: {}", r.name, r.tags.join(", ")))).collect()
@@ -104,7 +103,8 @@
 //!   its parameters and its drops are as they were; the attribute adds two
 //!   statements in front of the body, which open or join the scope, and
 //!   inside an open scope an annotated call costs a thread-local read, a
-//!   test and a byte of the frame. A closure in it runs in whatever scope
+//!   test and a byte of the frame (about 8 instructions, measured in the
+//!   repository's `docs/macro.md`). A closure in it runs in whatever scope
 //!   is open where it is called.
 //! - **An annotated `async fn`**: a scope for each poll, opened when the
 //!   poll starts and closed before it returns, so no scope is held while
@@ -118,12 +118,11 @@
 //! # What a scope serves, and when it does nothing
 //!
 //! While a scope is open on a thread, that thread's allocations of up to
-//! [`limits::MAX_SMALL_SIZE`] (4 KiB, the largest size class) come from
-//! the thread's runs of slots, and larger ones up to [`limits::MAX_LARGE_SIZE`] (64 MiB) are served as
-//! large blocks of whole 64 KiB frames, when rounding them up to frames
-//! wastes at most an eighth of them. Each is freed by `dealloc` on any
-//! thread, at any time, after the scope has closed. Left to the inner
-//! allocator:
+//! 4 KiB (the largest size class) come from the thread's runs of slots, and
+//! larger ones up to 64 MiB are served as large blocks of whole 64 KiB
+//! frames, when rounding them up to frames wastes at most an eighth of
+//! them. Each is freed by `dealloc` on any thread, at any time, after the
+//! scope has closed. Left to the inner allocator:
 //!
 //! | allocation | why |
 //! |---|---|
@@ -154,7 +153,7 @@
 //!
 //! [`BatchAlloc`] wraps any [`GlobalAlloc`](std::alloc::GlobalAlloc):
 //! [`BatchAlloc::system()`] for the system allocator, [`BatchAlloc::new`] for
-//! any other, both `const fn`. Every allocation that is not a batch slot goes
+//! any other, both `const fn`. Every allocation that is not a slot goes
 //! to the inner allocator untouched; `dealloc` and `realloc` tell a slot from
 //! any other pointer with one range check. With mimalloc (`mimalloc = "0.1"`
 //! in `[dependencies]`):
@@ -191,8 +190,7 @@
 //! ```
 //!
 //! [`Batch::new`] is for a loop of unknown length: its refills double, as
-//! a scope's runs do. [`size_classes`] lists the slot sizes, and [`limits`]
-//! the constants the runtime is built with.
+//! a scope's runs do.
 //!
 //! # Seeing what happened: `stats()` and `report()`
 //!
@@ -290,13 +288,11 @@
 #![forbid(unsafe_code)]
 
 pub use batch_alloc_macros::batch_alloc;
-pub use batch_alloc_rt::{
-    is_active, limits, report, scope, size_classes, stats, trim, Batch, BatchAlloc, SizeClass,
-    Stats,
-};
+pub use batch_alloc_rt::{is_active, report, scope, stats, trim, Batch, BatchAlloc, Stats};
 
 /// Not public API: the paths the code `#[batch_alloc]` generates names
-/// (the runtime's `expansion.rs`).
+/// (the runtime's `__private`, in its `lib.rs`: the guard and the scoped
+/// future of `front/expansion.rs`, the sites of `front/report.rs`).
 #[doc(hidden)]
 pub use batch_alloc_rt::__private;
 
@@ -305,3 +301,10 @@ pub use batch_alloc_rt::__private;
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod serde_scope;
+
+// The README's Rust blocks, compiled and run as doctests. The README is not
+// the front page itself (its links into docs/ would not resolve on docs.rs);
+// docs/check_docs.py keeps the claims the two share equal.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -332,7 +332,7 @@ fn where_the_inner_allocator_must_serve_failure_aborts_like_box_new() {
 mod capture_on {
     use super::*;
 
-    use batch_alloc::limits::{FRAME_SIZE, MAX_LARGE_SIZE};
+    use batch_alloc_rt::testing::limits::{FRAME_SIZE, MAX_LARGE_SIZE};
     use workloads::testing::{
         assert_captured, assert_live, before_capture, Captured, Guard, Patterned,
     };

@@ -14,8 +14,8 @@
 //!   `dealloc` checks with one comparison before reading anything else.
 //!   (The region is *mapped*: "reserve" is a refill's word.)
 //! - **page**: 8 KiB, the unit span sizes are counted in
-//!   ([`limits::PAGE_SIZE`]). The operating system's page, read at run time,
-//!   is always "the system's page".
+//!   (`testing::limits::PAGE_SIZE`). The operating system's page, read at
+//!   run time, is always "the system's page".
 //! - **frame**: the region is cut into frames of 64 KiB (8 pages). Each
 //!   frame's metadata lives in an array beside the frames, not in it.
 //! - **span**: a frame assigned to one size class and one owner heap, cut
@@ -23,8 +23,8 @@
 //! - **slot**: room for one allocation in a span. Handed out, a slot is
 //!   freed by the global allocator's `dealloc` like any block, on any
 //!   thread.
-//! - **size class**: one of the slot sizes (8 B to 4 KiB); see
-//!   [`size_classes`].
+//! - **size class**: one of the slot sizes (8 B to 4 KiB); listed by
+//!   `testing::size_classes()`.
 //! - **large block**: an allocation a scope serves past the classes, as an
 //!   **extent**: contiguous whole frames.
 //! - **run**: slots of one size class ready to hand out, walked by a
@@ -271,7 +271,6 @@ mod front;
 mod heap;
 mod memory;
 
-pub use base::class::SizeClass;
 pub use front::batch::Batch;
 pub use front::expansion::scope;
 pub use front::global::BatchAlloc;
@@ -292,12 +291,38 @@ pub mod __private {
 }
 
 /// Not public API: what this crate's tests, the workspace's tests and the
-/// policy study reach inside the runtime.
+/// policy study reach inside the runtime, and the tunables the runtime is
+/// built with (its size classes and limits), which no user needs.
 #[doc(hidden)]
 pub mod testing {
+    pub use crate::base::class::SizeClass;
     pub use crate::front::expansion::Guard;
     pub use crate::front::scope::{box_in_scope, scope_on_this_thread, ScopedFuture};
     pub use crate::front::settings::{settings, Settings};
+
+    /// The size classes batches serve, smallest first.
+    pub fn size_classes() -> &'static [SizeClass] {
+        &crate::base::class::CLASSES
+    }
+
+    /// Constants the allocator is built with.
+    pub mod limits {
+        pub use crate::base::config::{
+            FRAME_SIZE, MAX_SMALL_SIZE, MIN_SPAN_PAGES, PAGE_SIZE, REGION_BYTES,
+        };
+
+        /// Bytes of span metadata per frame, kept beside the frames.
+        pub const SPAN_METADATA_BYTES: usize = size_of::<crate::memory::types::Span>();
+
+        /// The largest allocation a scope serves, past the size
+        /// classes as a large block of whole frames (aligned up to a frame);
+        /// larger ones go to the inner allocator. So do those between the
+        /// classes and this that whole frames would fit badly: a block is
+        /// served as frames when rounding it up to them wastes at most an
+        /// eighth of it (from 56.9 KiB to 64 KiB, from 113.8 KiB to 128 KiB,
+        /// and everything from 448 KiB on).
+        pub const MAX_LARGE_SIZE: usize = crate::memory::large::LARGE_MAX;
+    }
 
     /// The no-unwind proof's instantiation (`no_panic_proof.rs`).
     #[cfg(batch_alloc_no_panic)]
@@ -309,12 +334,12 @@ pub mod testing {
     /// span, for comparing the two tables (the policy study's
     /// `--cfg batch_alloc_policy_study`).
     #[cfg(batch_alloc_policy_study)]
-    pub fn size_classes_before_growth() -> Vec<crate::SizeClass> {
+    pub fn size_classes_before_growth() -> Vec<SizeClass> {
         let table = crate::base::class::build_table(false);
         table.classes[..table.len].to_vec()
     }
 
-    /// For each class of [`size_classes`](crate::size_classes), in order,
+    /// For each class of [`size_classes`], in order,
     /// the candidate size it was made from before the growth rule (the
     /// policy study's `--cfg batch_alloc_policy_study`).
     #[cfg(batch_alloc_policy_study)]
@@ -324,30 +349,6 @@ pub mod testing {
 
     #[cfg(batch_alloc_policy_study)]
     pub use crate::heap::reserve::set_exact_refills;
-}
-
-/// The size classes batches serve, smallest first.
-pub fn size_classes() -> &'static [SizeClass] {
-    &base::class::CLASSES
-}
-
-/// Constants the allocator is built with.
-pub mod limits {
-    pub use crate::base::config::{
-        FRAME_SIZE, MAX_SMALL_SIZE, MIN_SPAN_PAGES, PAGE_SIZE, REGION_BYTES,
-    };
-
-    /// Bytes of span metadata per frame, kept beside the frames.
-    pub const SPAN_METADATA_BYTES: usize = size_of::<crate::memory::types::Span>();
-
-    /// The largest allocation a capturing scope serves, past the size
-    /// classes as a large block of whole frames (aligned up to a frame);
-    /// larger ones go to the inner allocator. So do those between the
-    /// classes and this that whole frames would fit badly: a block is
-    /// served as frames when rounding it up to them wastes at most an
-    /// eighth of it (from 56.9 KiB to 64 KiB, from 113.8 KiB to 128 KiB,
-    /// and everything from 448 KiB on).
-    pub const MAX_LARGE_SIZE: usize = crate::memory::large::LARGE_MAX;
 }
 
 #[cfg(all(test, loom))]

@@ -49,8 +49,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use batch_alloc_rt::limits::REGION_BYTES;
-use batch_alloc_rt::{is_active, size_classes, stats, Batch, BatchAlloc, Stats};
+use batch_alloc_rt::testing::limits::REGION_BYTES;
+use batch_alloc_rt::testing::size_classes;
+use batch_alloc_rt::{is_active, stats, Batch, BatchAlloc, Stats};
 use workloads::in_child;
 use workloads::testing::{
     assert_back_at, assert_live, overlap, seeded, wait_or_kill, Batches, Filled, Forked, Patterned,
@@ -549,7 +550,8 @@ fn fork_while_frames_go_back(forks: usize) -> Vec<(usize, Option<u64>)> {
             thread::sleep(Duration::from_micros(rng.random_range(0..20_000)));
             let ended = workloads::testing::fork_and_wait(CHILD_TIMEOUT, || {
                 batch_alloc_rt::trim();
-                let frames = stats().cached_bytes / batch_alloc_rt::limits::FRAME_SIZE as u64;
+                let frames =
+                    stats().cached_bytes / batch_alloc_rt::testing::limits::FRAME_SIZE as u64;
                 frames.min(100) as i32
             });
             let cached = match ended {
@@ -573,9 +575,8 @@ const DELAY_ENV: &str = "BA_RT_TEST_FORK_DELAY_US";
 
 /// A child forked while another thread reads the settings (the
 /// environment, at the process's first scope) must open its own first
-/// scope and allocate (issue 30, part 2: the settings behind std's
-/// `OnceLock`, which no fork takes over, hung such a child at its first
-/// scope). Each attempt is a fresh process (the test binary run again),
+/// scope and allocate (settings behind std's `OnceLock`, which no fork
+/// takes over, would hang such a child at its first scope). Each attempt is a fresh process (the test binary run again),
 /// since a process reads its settings once; attempts: `SETTINGS_ROUNDS`
 /// (20 by default). The window is widened as the issue's reproducers did:
 /// a few thousand environment variables make the read itself slow, and a

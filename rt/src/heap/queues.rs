@@ -168,8 +168,8 @@ pub(crate) fn release_empty_spans(local: &mut HeapLocal) {
 ///
 /// Out of line: inlined, it made `push_front`, which every queue move
 /// takes and which calls it only for an empty old head, save more
-/// registers on every call (measured with callgrind on
-/// examples/instructions).
+/// registers on every call (measured with callgrind on the free paths
+/// that benches/paths counts).
 ///
 /// # Safety
 /// - This thread owns the span, which is empty, and holds no reference

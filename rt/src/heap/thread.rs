@@ -21,7 +21,7 @@
 //! first making is in the last round, in a destructor that runs after this
 //! one's, never retires, which takes a key destructor that re-arms itself
 //! three rounds running and only then frees a slot. On Windows the hook is
-//! a fiber-local slot's callback instead (see `os/windows.rs`).
+//! a fiber-local slot's callback instead (see `base/os/windows.rs`).
 
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicUsize};

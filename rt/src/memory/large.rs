@@ -181,7 +181,7 @@ mod tests {
     use crate::memory::pool::test_clock;
     use crate::{scope, trim};
 
-    /// Two frames: 128 KiB, the size of issue 30's reproducer.
+    /// Two frames: 128 KiB, the size of the first reproducer.
     const LEN: usize = 2 * FRAME_SIZE;
 
     /// Lets the free extent of a block just freed decay: moves the decay's
@@ -194,7 +194,7 @@ mod tests {
         drop(trigger);
     }
 
-    /// Issue 30: the memory of a freed block given back while the OS
+    /// The memory of a freed block given back while the OS
     /// refuses to take it (as it does for locked memory: `mlockall`), by
     /// `trim` or by the decay, then a zeroed block of the same size, which
     /// the same frames serve: every byte must be zero, every `None` `None`.

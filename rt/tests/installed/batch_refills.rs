@@ -67,7 +67,7 @@ fn a_capacity_past_a_span_asks_for_a_span() {
         let mut batch = Batch::with_capacity(usize::MAX);
         let first = batch.alloc([7u64; 4]);
         let (ready, next) = state(&batch);
-        let span_slots = batch_alloc_rt::size_classes()
+        let span_slots = batch_alloc_rt::testing::size_classes()
             .iter()
             .find(|class| class.size as usize >= 32)
             .unwrap()

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::channel;
 use std::thread;
 
-use batch_alloc_rt::limits::FRAME_SIZE;
+use batch_alloc_rt::testing::limits::FRAME_SIZE;
 use batch_alloc_rt::Batch;
 
 use workloads::testing::serially;

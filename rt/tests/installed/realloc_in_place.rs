@@ -10,7 +10,8 @@
 //! `MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p batch-alloc-rt --test installed -- realloc_in_place`,
 //! and again with `-Zmiri-tree-borrows` added.
 
-use batch_alloc_rt::{size_classes, stats, Batch};
+use batch_alloc_rt::testing::size_classes;
+use batch_alloc_rt::{stats, Batch};
 
 use workloads::testing::{assert_slots_back_at, serially};
 

@@ -121,7 +121,7 @@ fn inside_a_scope_only_the_runs_stay() {
         trim();
         let second = Box::new([2u64; 2]);
         drop(guard);
-        let class = batch_alloc_rt::size_classes()
+        let class = batch_alloc_rt::testing::size_classes()
             .iter()
             .find(|c| c.size as usize >= size_of::<[u64; 2]>())
             .unwrap();

@@ -18,9 +18,10 @@ use std::rc::Rc;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
-use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE, PAGE_SIZE};
+use batch_alloc_rt::testing::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE, PAGE_SIZE};
 use batch_alloc_rt::testing::Guard;
-use batch_alloc_rt::{is_active, size_classes, stats, SizeClass};
+use batch_alloc_rt::testing::{size_classes, SizeClass};
+use batch_alloc_rt::{is_active, stats};
 use proptest::prelude::*;
 
 use crate::scope::{in_scope, inner_calls_in, live_since, scoped_since};

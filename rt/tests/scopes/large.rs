@@ -6,7 +6,7 @@
 
 use std::thread;
 
-use batch_alloc_rt::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
+use batch_alloc_rt::testing::limits::{FRAME_SIZE, MAX_LARGE_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{stats, trim};
 
 use crate::scope::{in_scope, inner_calls_in};
@@ -228,7 +228,7 @@ fn a_large_block_asked_to_grow_past_any_limit_fails_as_the_system_allocator_does
     });
 }
 
-/// Issue 30's reproducer: a 128 KiB block filled, freed, its memory given
+/// The reproducer: a 128 KiB block filled, freed, its memory given
 /// back by `trim`, then `vec![0; ..]` of the same size, which the freed
 /// extent serves. Returns the number of bytes that are not zero, and of
 /// `None`s that are not `None` in the same scenario with a vector of

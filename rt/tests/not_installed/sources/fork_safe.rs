@@ -1,5 +1,5 @@
-//! Keeps std's one-time initialisations and locks out of the runtime
-//! (issue 30). A forked child has only the thread that forked: a
+//! Keeps std's one-time initialisations and locks out of the runtime.
+//! A forked child has only the thread that forked: a
 //! `OnceLock` another thread was initialising, or a `Mutex` it held, stays
 //! so in the child for good, and the child's first scope or allocation
 //! waits forever (the settings' `OnceLock` did exactly that). The runtime's

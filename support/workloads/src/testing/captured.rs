@@ -6,7 +6,8 @@
 //! `enter`), and allocate the way code as written does: `Box::new`,
 //! `Vec<u8>` buffers and `String`s, which the open scope serves.
 
-use batch_alloc::{is_active, size_classes, stats, SizeClass, Stats};
+use batch_alloc::{is_active, stats, Stats};
+use batch_alloc_rt::testing::{size_classes, SizeClass};
 
 use super::{filled_classes, pattern, slice_range, Filled, Patterned};
 

@@ -1,7 +1,8 @@
 //! Checks on live objects (pairwise disjoint, intact) and on the statistics
 //! (back at a baseline once everything is freed).
 
-use batch_alloc::{limits::REGION_BYTES, Stats};
+use batch_alloc::Stats;
+use batch_alloc_rt::testing::limits::REGION_BYTES;
 
 /// The address range `[start, end)` of the object a box owns (not of its
 /// slot, which may be larger).

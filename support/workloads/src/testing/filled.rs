@@ -2,7 +2,8 @@
 //! checked when they are freed, made plainly or from batches; the size
 //! classes they take their slots from.
 
-use batch_alloc::{size_classes, Batch, SizeClass};
+use batch_alloc::Batch;
+use batch_alloc_rt::testing::{size_classes, SizeClass};
 
 use super::{box_range, Patterned};
 

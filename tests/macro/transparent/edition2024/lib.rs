@@ -1,6 +1,6 @@
 //! The differential corpus of `#[batch_alloc]` compiled in edition 2024,
 //! with the functions only this edition accepts (`../edition_2024.rs`):
-//! see edition2021/lib.rs, the same in 2021.
+//! see ../edition2021/lib.rs, the same in 2021.
 #![deny(warnings)]
 // What the corpus does on purpose (by-value boxes, `ref` parameters, an
 // `async fn` in a public trait).
