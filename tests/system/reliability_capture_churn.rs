@@ -38,8 +38,12 @@ const WORKERS: usize = 2;
 const IN_FLIGHT: usize = 32;
 /// Share of the run, in percent, that counts as warm-up.
 const WARM_UP_PERCENT: u64 = 20;
-/// Resident growth allowed after warm-up, in KiB: the batch version's.
-const RSS_GROWTH_KIB: u64 = 2048;
+/// Resident growth allowed after warm-up, in KiB: two huge pages. One step
+/// of a huge page and a page more (2,052 KiB, then flat for the rest of the
+/// run) was seen once, on a 2-core machine running four other builds. A
+/// leak grows with the run: past this bound in the 10-million run, one
+/// 32-byte slot kept in every 60 objects.
+const RSS_GROWTH_KIB: u64 = 4096;
 /// Largest request body, in bytes: bodies take every class up to it.
 const MAX_BODY: usize = 2_000;
 
