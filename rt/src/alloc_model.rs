@@ -407,6 +407,12 @@ fn layout_of(size: usize, align: usize) -> Layout {
         true => align.min(16),
         false => align,
     };
+    largest_layout(size, align)
+}
+
+/// A layout of `size` and `align`, the size cut to the largest a `Layout`
+/// of that alignment allows.
+fn largest_layout(size: usize, align: usize) -> Layout {
     let size = size.min(isize::MAX as usize - (align - 1));
     Layout::from_size_align(size, align).unwrap()
 }
@@ -472,8 +478,7 @@ impl Thread {
                 // for that alignment, not `layout_of`'s smaller one for huge
                 // sizes (rounded up, it would pass isize::MAX: the caller's
                 // fault, which the runtime's debug checks abort on).
-                let size = size.min(isize::MAX as usize - (old.align() - 1));
-                let new_layout = Layout::from_size_align(size, old.align()).unwrap();
+                let new_layout = largest_layout(size, old.align());
                 shared.unplace(&block);
                 // SAFETY: a live block of this layout; the new size is not
                 // zero and, rounded to the alignment, at most isize::MAX.
