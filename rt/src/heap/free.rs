@@ -82,8 +82,8 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
     #[inline(never)]
     unsafe fn elsewhere(
         ptr: *mut u8,
-        at: Located,
         size: usize,
+        at: Located,
         heap: *mut HeapRecord,
         whose: Whose,
     ) {
@@ -136,7 +136,7 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
     }
 
     // SAFETY: forwarded contract.
-    unsafe { elsewhere(ptr, at, size, heap, whose) }
+    unsafe { elsewhere(ptr, size, at, heap, whose) }
 }
 
 /// Whose a span is, seen from the heap of the thread that frees into it
