@@ -13,7 +13,7 @@ use crate::base::class::NO_CLASS;
 use crate::base::config::MAX_SMALL_SIZE;
 use crate::base::no_unwind::NoUnwind;
 use crate::base::sync::Ordering;
-use crate::front::probe::{is_probe, observe_probe};
+use crate::front::probe::{is_probe, may_be_probe, observe_probe};
 use crate::heap::free::free;
 use crate::heap::runs::count_large_block;
 use crate::heap::runs::{alloc_in_scope, bump_scoped, class_of_layout};
@@ -109,16 +109,12 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let proof = NoUnwind;
-        if is_probe(layout) {
-            observe_probe();
-        }
-        let state = this_thread::scope_state();
-        let p = if state.is_open() {
+        let p = if may_be_probe(layout) {
             // SAFETY: the caller's contract, forwarded.
-            unsafe { self.alloc_zeroed_scoped(state, layout) }
+            unsafe { self.alloc_zeroed_probed(layout) }
         } else {
             // SAFETY: the caller's contract, forwarded.
-            unsafe { self.inner.alloc_zeroed(layout) }
+            unsafe { self.alloc_zeroed_as_usual(layout) }
         };
         proof.holds();
         p
@@ -163,6 +159,39 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
 }
 
 impl<A: GlobalAlloc> BatchAlloc<A> {
+    /// `alloc_zeroed` of a layout that is not the probe's.
+    ///
+    /// # Safety
+    /// - As for [`GlobalAlloc::alloc_zeroed`].
+    #[inline(always)]
+    unsafe fn alloc_zeroed_as_usual(&self, layout: Layout) -> *mut u8 {
+        let state = this_thread::scope_state();
+        if state.is_open() {
+            // SAFETY: the caller's contract, forwarded.
+            unsafe { self.alloc_zeroed_scoped(state, layout) }
+        } else {
+            // SAFETY: the caller's contract, forwarded.
+            unsafe { self.inner.alloc_zeroed(layout) }
+        }
+    }
+
+    /// `alloc_zeroed` of a layout that may be the probe's: noted if it
+    /// is, then allocated as usual. Out of line, so that `alloc_zeroed`
+    /// keeps no frame for the probe's call and passes every other layout
+    /// on with a jump.
+    ///
+    /// # Safety
+    /// - As for [`GlobalAlloc::alloc_zeroed`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn alloc_zeroed_probed(&self, layout: Layout) -> *mut u8 {
+        if is_probe(layout) {
+            observe_probe();
+        }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.alloc_zeroed_as_usual(layout) }
+    }
+
     /// An allocation while a scope is open: a bump of the run of
     /// its class, else the slow path. Out of line, so that `alloc` stays a
     /// test and a call: inlined with the bump, it made callers such as
