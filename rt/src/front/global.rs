@@ -35,9 +35,10 @@ use crate::memory::region::{locate, Located};
 ///
 /// Any [`GlobalAlloc`] can be wrapped, for example
 /// `BatchAlloc::new(mimalloc::MiMalloc)`. Outside scopes, `alloc` costs
-/// one thread-local read more than the inner allocator, and `dealloc` and
-/// `realloc` recognise a slot by a range check before they read any
-/// metadata, so ordinary pointers cost one comparison more. While a scope
+/// one thread-local read and a test more than the inner allocator, and
+/// `dealloc` and `realloc` recognise a slot by a range check before they
+/// read any metadata, so ordinary pointers cost a load, an addition and a
+/// comparison more (`realloc` also tests the thread-local). While a scope
 /// is open on a thread, that thread's allocations the runtime
 /// has a size class for come from its spans instead; everything else still
 /// goes to the inner allocator.

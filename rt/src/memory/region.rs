@@ -1,8 +1,9 @@
 //! The address range spans live in, and the frames it is cut into.
 //!
 //! One range, mapped at first use, holds the span metadata array followed
-//! by the frames. Ownership of a pointer is one addition (of the negated base) and one
-//! comparison against a constant length, made before any metadata is read.
+//! by the frames. Ownership of a pointer is one addition (of the negated
+//! base) and one comparison against a constant length, made before any
+//! metadata is read.
 //! Before the range is mapped the base is 2^63, an address no user-space
 //! pointer reaches, so every pointer is rejected; if the full size cannot be
 //! mapped the region stays that way and every allocation is the inner
