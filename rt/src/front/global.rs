@@ -13,7 +13,7 @@ use crate::base::class::NO_CLASS;
 use crate::base::config::MAX_SMALL_SIZE;
 use crate::base::no_unwind::NoUnwind;
 use crate::base::sync::Ordering;
-use crate::front::probe::{is_probe, observe_probe};
+use crate::front::probe::{is_probe, may_be_probe, observe_probe};
 use crate::heap::free::free;
 use crate::heap::runs::count_large_block;
 use crate::heap::runs::{alloc_in_scope, bump_scoped, class_of_layout};
@@ -35,9 +35,10 @@ use crate::memory::region::{locate, Located};
 ///
 /// Any [`GlobalAlloc`] can be wrapped, for example
 /// `BatchAlloc::new(mimalloc::MiMalloc)`. Outside scopes, `alloc` costs
-/// one thread-local read more than the inner allocator, and `dealloc` and
-/// `realloc` recognise a slot by a range check before they read any
-/// metadata, so ordinary pointers cost one comparison more. While a scope
+/// one thread-local read and a test more than the inner allocator, and
+/// `dealloc` and `realloc` recognise a slot by a range check before they
+/// read any metadata, so ordinary pointers cost a load, an addition and a
+/// comparison more (`realloc` also tests the thread-local). While a scope
 /// is open on a thread, that thread's allocations the runtime
 /// has a size class for come from its spans instead; everything else still
 /// goes to the inner allocator.
@@ -109,16 +110,12 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let proof = NoUnwind;
-        if is_probe(layout) {
-            observe_probe();
-        }
-        let state = this_thread::scope_state();
-        let p = if state.is_open() {
+        let p = if may_be_probe(layout) {
             // SAFETY: the caller's contract, forwarded.
-            unsafe { self.alloc_zeroed_scoped(state, layout) }
+            unsafe { self.alloc_zeroed_probed(layout) }
         } else {
             // SAFETY: the caller's contract, forwarded.
-            unsafe { self.inner.alloc_zeroed(layout) }
+            unsafe { self.alloc_zeroed_as_usual(layout) }
         };
         proof.holds();
         p
@@ -145,13 +142,24 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
         let proof = NoUnwind;
         let p = match locate(ptr) {
             // SAFETY: the caller's contract, forwarded.
-            Some(at) => unsafe { self.realloc_slot(at, ptr, layout, new_size) },
+            Some(at) => unsafe {
+                Self::realloc_slot(ptr, layout.size(), layout.align(), new_size, at, self)
+            },
             None => {
                 let state = this_thread::scope_state();
                 match state.is_open() {
                     // SAFETY: the caller's contract, forwarded; the scope is
                     // this thread's, and open.
-                    true => unsafe { self.realloc_into_scope(state, ptr, layout, new_size) },
+                    true => unsafe {
+                        Self::realloc_into_scope(
+                            ptr,
+                            layout.size(),
+                            layout.align(),
+                            new_size,
+                            state,
+                            self,
+                        )
+                    },
                     // SAFETY: the caller's contract, forwarded.
                     false => unsafe { self.inner.realloc(ptr, layout, new_size) },
                 }
@@ -163,6 +171,39 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for BatchAlloc<A> {
 }
 
 impl<A: GlobalAlloc> BatchAlloc<A> {
+    /// `alloc_zeroed` of a layout that is not the probe's.
+    ///
+    /// # Safety
+    /// - As for [`GlobalAlloc::alloc_zeroed`].
+    #[inline(always)]
+    unsafe fn alloc_zeroed_as_usual(&self, layout: Layout) -> *mut u8 {
+        let state = this_thread::scope_state();
+        if state.is_open() {
+            // SAFETY: the caller's contract, forwarded.
+            unsafe { Self::alloc_zeroed_scoped(layout.size(), layout.align(), state, self) }
+        } else {
+            // SAFETY: the caller's contract, forwarded.
+            unsafe { self.inner.alloc_zeroed(layout) }
+        }
+    }
+
+    /// `alloc_zeroed` of a layout that may be the probe's: noted if it
+    /// is, then allocated as usual. Out of line, so that `alloc_zeroed`
+    /// keeps no frame for the probe's call and passes every other layout
+    /// on with a jump.
+    ///
+    /// # Safety
+    /// - As for [`GlobalAlloc::alloc_zeroed`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn alloc_zeroed_probed(&self, layout: Layout) -> *mut u8 {
+        if is_probe(layout) {
+            observe_probe();
+        }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.alloc_zeroed_as_usual(layout) }
+    }
+
     /// An allocation while a scope is open: a bump of the run of
     /// its class, else the slow path. Out of line, so that `alloc` stays a
     /// test and a call: inlined with the bump, it made callers such as
@@ -203,12 +244,20 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         }
     }
 
-    /// `alloc_zeroed` in a scope.
+    /// `alloc_zeroed` in a scope. Its parameters come in
+    /// `__rust_alloc_zeroed`'s order, as [`BatchAlloc::alloc_scoped`]'s do.
     ///
     /// # Safety
-    /// - As for [`BatchAlloc::alloc_scoped_slow`].
+    /// - As for [`BatchAlloc::alloc_scoped`].
     #[inline(never)]
-    unsafe fn alloc_zeroed_scoped(&self, state: ScopeState, layout: Layout) -> *mut u8 {
+    unsafe fn alloc_zeroed_scoped(
+        size: usize,
+        align: usize,
+        state: ScopeState,
+        this: &Self,
+    ) -> *mut u8 {
+        // SAFETY: the parts of a `Layout` (the caller's contract).
+        let layout = unsafe { Layout::from_size_align_unchecked(size, align) };
         let block = match bump_scoped(state, layout) {
             Some(slot) => Some(slot),
             None => scope_block(state, layout, true),
@@ -228,7 +277,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
                 block.as_ptr()
             }
             // SAFETY: the caller's contract, forwarded.
-            None => unsafe { self.inner.alloc_zeroed(layout) },
+            None => unsafe { this.inner.alloc_zeroed(layout) },
         }
     }
 
@@ -236,18 +285,25 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
     /// shrinks in place where it can (see `large.rs`); past that the contents
     /// move to a larger slot or block if a scope is open and can
     /// serve the new size, otherwise to the inner allocator, and the slot is
-    /// freed.
+    /// freed. Its first parameters come in `__rust_realloc`'s order (as
+    /// [`BatchAlloc::realloc_into_scope`]'s), so that its call moves few
+    /// registers, and the path past it none.
     ///
     /// # Safety
-    /// - As for [`GlobalAlloc::realloc`], with `at` locating `ptr`.
+    /// - As for [`GlobalAlloc::realloc`], with `size` and `align` the old
+    ///   layout's, and `at` locating `ptr`.
     #[cold]
+    #[inline(never)]
     unsafe fn realloc_slot(
-        &self,
-        at: Located,
         ptr: *mut u8,
-        layout: Layout,
+        size: usize,
+        align: usize,
         new_size: usize,
+        at: Located,
+        this: &Self,
     ) -> *mut u8 {
+        // SAFETY: the parts of a `Layout` (the caller's contract).
+        let layout = unsafe { Layout::from_size_align_unchecked(size, align) };
         // The caller's pointer covers only the old size; one derived from
         // the region covers the whole slot or block, so the grown bytes may
         // be written through it.
@@ -270,7 +326,7 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
         let new = match scoped {
             Some(slot) => slot.as_ptr(),
             // SAFETY: `new_size` is non-zero (it exceeds the slot size).
-            None => unsafe { self.inner.alloc(new_layout) },
+            None => unsafe { this.inner.alloc(new_layout) },
         };
         if new.is_null() {
             return ptr::null_mut();
@@ -289,30 +345,34 @@ impl<A: GlobalAlloc> BatchAlloc<A> {
     /// grown in it), otherwise the inner allocator reallocates as usual.
     ///
     /// # Safety
-    /// - As for [`GlobalAlloc::realloc`], with `ptr` the inner allocator's
-    ///   and `state` this thread's open scope.
+    /// - As for [`GlobalAlloc::realloc`], with `size` and `align` the old
+    ///   layout's, `ptr` the inner allocator's, and `state` this thread's
+    ///   open scope.
     #[cold]
     #[inline(never)]
     unsafe fn realloc_into_scope(
-        &self,
-        state: ScopeState,
         ptr: *mut u8,
-        layout: Layout,
+        size: usize,
+        align: usize,
         new_size: usize,
+        state: ScopeState,
+        this: &Self,
     ) -> *mut u8 {
+        // SAFETY: the parts of a `Layout` (the caller's contract).
+        let layout = unsafe { Layout::from_size_align_unchecked(size, align) };
         // SAFETY: the caller guarantees `new_size`, rounded up to the
         // alignment, does not overflow `isize`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         let Some(slot) = scope_block(state, new_layout, false) else {
             // SAFETY: the caller's contract, forwarded.
-            return unsafe { self.inner.realloc(ptr, layout, new_size) };
+            return unsafe { this.inner.realloc(ptr, layout, new_size) };
         };
         // SAFETY: the old block is valid for `layout.size()` bytes and the
         // slot for `new_size`; they are distinct (one is in the region).
         unsafe { ptr::copy_nonoverlapping(ptr, slot.as_ptr(), layout.size().min(new_size)) };
         // SAFETY: the inner allocator made the block with `layout`, and the
         // caller gives it up.
-        unsafe { self.inner.dealloc(ptr, layout) };
+        unsafe { this.inner.dealloc(ptr, layout) };
         slot.as_ptr()
     }
 }

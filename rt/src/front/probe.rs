@@ -10,8 +10,8 @@ use core::sync::atomic::AtomicU8;
 use crate::base::sync::Ordering;
 
 /// The layout `is_active` allocates to find out whether `BatchAlloc` serves
-/// the global allocator. Any `alloc_zeroed` of this layout costs one
-/// thread-local read more; no other call is affected.
+/// the global allocator. Any `alloc_zeroed` of this size costs a call and
+/// a thread-local read more; other sizes, one comparison.
 const PROBE: Layout = match Layout::from_size_align(3, 64) {
     Ok(layout) => layout,
     Err(_) => panic!("invalid probe layout"),
@@ -33,6 +33,14 @@ thread_local! {
 #[inline(always)]
 pub(crate) fn is_probe(layout: Layout) -> bool {
     layout.size() == PROBE.size() && layout.align() == PROBE.align()
+}
+
+/// Whether `layout` may be the probe's, by its size alone: the test every
+/// `alloc_zeroed` makes, one comparison, before the out-of-line
+/// [`is_probe`].
+#[inline(always)]
+pub(crate) fn may_be_probe(layout: Layout) -> bool {
+    layout.size() == PROBE.size()
 }
 
 /// Called by the wrapper's `alloc_zeroed` for the probe layout: the probe

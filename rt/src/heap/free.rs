@@ -8,8 +8,9 @@
 //! line only, every rare case (a box smaller than a link, the last slot
 //! out, a span on the full queue, the hardened checks) is out of line, and
 //! each out-of-line step takes the slot as `free` holds it (the box's
-//! pointer, its location, its size: four registers), so that reaching it
-//! is a jump.
+//! pointer, its size, its location: four registers, in the order
+//! `__rust_dealloc` receives the first two), so that reaching it is a
+//! jump.
 
 use crate::base::fatal::fatal;
 use crate::base::sync::Ordering;
@@ -82,8 +83,8 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
     #[inline(never)]
     unsafe fn elsewhere(
         ptr: *mut u8,
-        at: Located,
         size: usize,
+        at: Located,
         heap: *mut HeapRecord,
         whose: Whose,
     ) {
@@ -91,7 +92,7 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
             // Every free is checked first, and none takes the first case,
             // which writes its link unencoded.
             // SAFETY: forwarded contract.
-            unsafe { check_freed(ptr, at, size) };
+            unsafe { check_freed(ptr, size, at) };
         }
         if whose.is_owner() {
             // 2. The owner's rare free: a span on this heap's full queue,
@@ -101,7 +102,7 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
             // frees); in hardened builds, every free of the owner.
             // SAFETY: forwarded contract; `heap` owns the span, so it is a
             // real record (a span's owner is one, or null), this thread's.
-            return unsafe { free_owned_rare(ptr, at, size, heap, whose.on_full_queue()) };
+            return unsafe { free_owned_rare(ptr, size, at, heap, whose.on_full_queue()) };
         }
         if heap == NO_HEAP {
             // 3. A thread with no heap: one that never allocated from a
@@ -109,7 +110,7 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
             // gets a heap, then takes case 4 or 5; one that cannot (it is
             // exiting) pushes the slot at once.
             // SAFETY: forwarded contract.
-            return unsafe { free_without_heap(ptr, at, size) };
+            return unsafe { free_without_heap(ptr, size, at) };
         }
         if !whose.is_nobody(heap) && size >= LINK_BYTES {
             // 4. A remote free: another heap owns the span, and the box's
@@ -132,11 +133,11 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
         // a large block, whose frames go back), or a box smaller than a
         // link into another heap's span.
         // SAFETY: forwarded contract.
-        unsafe { free_pushed(ptr, at, size) }
+        unsafe { free_pushed(ptr, size, at) }
     }
 
     // SAFETY: forwarded contract.
-    unsafe { elsewhere(ptr, at, size, heap, whose) }
+    unsafe { elsewhere(ptr, size, at, heap, whose) }
 }
 
 /// Whose a span is, seen from the heap of the thread that frees into it
@@ -207,8 +208,8 @@ fn last_slot_freed(heap: OwnedHeap, at: Located, span: &Span, used: u32) {
 #[inline(never)]
 unsafe fn free_owned_rare(
     ptr: *mut u8,
-    at: Located,
     size: usize,
+    at: Located,
     heap: *mut HeapRecord,
     full: bool,
 ) {
@@ -246,7 +247,7 @@ unsafe fn free_owned_rare(
 /// - As for [`free`], on a thread without a heap.
 #[cold]
 #[inline(never)]
-unsafe fn free_without_heap(ptr: *mut u8, at: Located, size: usize) {
+unsafe fn free_without_heap(ptr: *mut u8, size: usize, at: Located) {
     if large::is_large(at) {
         // SAFETY: forwarded contract; a large block needs no heap.
         return unsafe { large::free(at) };
@@ -255,7 +256,7 @@ unsafe fn free_without_heap(ptr: *mut u8, at: Located, size: usize) {
     let heap = thread::init_in_dealloc();
     if span.owner().is_none() || size < LINK_BYTES {
         // SAFETY: forwarded contract.
-        return unsafe { free_pushed(ptr, at, size) };
+        return unsafe { free_pushed(ptr, size, at) };
     }
     if CHECK_SLOT_STARTS {
         check_slot_start(span, at.offset_in_frame());
@@ -277,7 +278,7 @@ unsafe fn free_without_heap(ptr: *mut u8, at: Located, size: usize) {
 /// - As for [`free`], into a span this thread's heap does not own.
 #[cfg_attr(not(feature = "hardened"), cold)]
 #[inline(never)]
-unsafe fn free_pushed(ptr: *mut u8, at: Located, size: usize) {
+unsafe fn free_pushed(ptr: *mut u8, size: usize, at: Located) {
     if large::is_large(at) {
         // SAFETY: forwarded contract.
         return unsafe { large::free(at) };
@@ -317,7 +318,7 @@ fn check_assigned(span: &Span) {
 /// # Safety
 /// - As for [`free`].
 #[inline(never)]
-unsafe fn check_freed(ptr: *mut u8, at: Located, size: usize) {
+unsafe fn check_freed(ptr: *mut u8, size: usize, at: Located) {
     if large::is_large(at) {
         return;
     }

@@ -1,8 +1,9 @@
 //! The address range spans live in, and the frames it is cut into.
 //!
 //! One range, mapped at first use, holds the span metadata array followed
-//! by the frames. Ownership of a pointer is one subtraction and one
-//! comparison against a constant length, made before any metadata is read.
+//! by the frames. Ownership of a pointer is one addition (of the negated
+//! base) and one comparison against a constant length, made before any
+//! metadata is read.
 //! Before the range is mapped the base is 2^63, an address no user-space
 //! pointer reaches, so every pointer is rejected; if the full size cannot be
 //! mapped the region stays that way and every allocation is the inner
@@ -20,14 +21,32 @@ use crate::base::os;
 use crate::base::sync::Ordering;
 use crate::memory::types::Span;
 
-/// First frame, with provenance over the whole range; the span metadata
-/// array ends [`META_BYTES`] before it. [`UNMAPPED`] until the region is
-/// ready.
-static FRAMES_BASE: AtomicPtr<u8> = AtomicPtr::new(UNMAPPED);
+/// Where the frames start, twice: what `locate` reads, side by side so
+/// that one address reaches both. Both are stored once, when the region
+/// is mapped, before any pointer into it is handed out.
+#[repr(C)]
+struct FramesBase {
+    /// The first frame's address, negated: a pointer's offset into the
+    /// region is one addition to it, which keeps the pointer (`p - base`
+    /// would first copy `p`, since x86's subtraction overwrites its
+    /// destination). [`UNMAPPED`]'s negation, 2^63, until the region is
+    /// ready.
+    negated: AtomicUsize,
+    /// First frame, with provenance over the whole range; the span metadata
+    /// array ends [`META_BYTES`] before it. [`UNMAPPED`] until the region is
+    /// ready.
+    ptr: AtomicPtr<u8>,
+}
+
+static FRAMES_BASE: FramesBase = FramesBase {
+    negated: AtomicUsize::new(UNMAPPED_ADDR.wrapping_neg()),
+    ptr: AtomicPtr::new(UNMAPPED),
+};
 
 /// A base no pointer lies above: user-space addresses stay below 2^57 on
 /// every 64-bit platform, and `p - 2^63` wraps past any region length.
-const UNMAPPED: *mut u8 = ptr::without_provenance_mut(1 << (usize::BITS - 1));
+const UNMAPPED: *mut u8 = ptr::without_provenance_mut(UNMAPPED_ADDR);
+const UNMAPPED_ADDR: usize = 1 << (usize::BITS - 1);
 
 /// Most frames a region may have.
 const MAX_FRAMES: usize = REGION_BYTES / FRAME_SIZE;
@@ -96,9 +115,13 @@ pub(crate) fn locate(p: *const u8) -> Option<Located> {
     // whatever handed it to this thread (a channel, a join, a lock) ordered
     // the base's publication before; a pointer outside it is rejected
     // whichever base this load sees.
-    let base = FRAMES_BASE.load(Ordering::Relaxed);
-    let offset = p.addr().wrapping_sub(base.addr());
+    let offset = p
+        .addr()
+        .wrapping_add(FRAMES_BASE.negated.load(Ordering::Relaxed));
     if offset < REGION_BYTES {
+        // Both fields hold the same base: each is stored once, before any
+        // pointer inside the region can reach this thread.
+        let base = FRAMES_BASE.ptr.load(Ordering::Relaxed);
         Some(Located { base, offset })
     } else {
         None
@@ -118,7 +141,7 @@ fn span_in(frames_base: *mut u8, frame: usize) -> &'static Span {
 /// The metadata of frame `frame`.
 #[inline(always)]
 pub(crate) fn span(frame: Frame) -> &'static Span {
-    span_in(FRAMES_BASE.load(Ordering::Relaxed), frame.as_usize())
+    span_in(FRAMES_BASE.ptr.load(Ordering::Relaxed), frame.as_usize())
 }
 
 /// The first byte of frame `frame`, with provenance over the region, so that
@@ -127,6 +150,7 @@ pub(crate) fn span(frame: Frame) -> &'static Span {
 #[inline(always)]
 pub(crate) fn frame_base(frame: Frame) -> *mut u8 {
     FRAMES_BASE
+        .ptr
         .load(Ordering::Relaxed)
         .wrapping_add(frame.as_usize() << FRAME_SHIFT)
 }
@@ -265,7 +289,11 @@ fn map_address_space() -> bool {
     unsafe { os::advise_huge_pages(aligned, META_BYTES + REGION_BYTES) };
     // Release: publishes the range to every thread that reads the base
     // with acquire (`ensure_ready`'s state load orders it too).
-    FRAMES_BASE.store(aligned.wrapping_add(META_BYTES), Ordering::Release);
+    let base = aligned.wrapping_add(META_BYTES);
+    FRAMES_BASE.ptr.store(base, Ordering::Release);
+    FRAMES_BASE
+        .negated
+        .store(base.addr().wrapping_neg(), Ordering::Release);
     true
 }
 
