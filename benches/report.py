@@ -414,13 +414,14 @@ def wrapper_section(res):
          "one `once` process (the whole process, and the reported parse and its drop); times: the work (parse "
          "and drop) of a `once` process, as a speedup over the baseline within each round, median and range "
          "over rounds; peak RSS: getrusage at exit, medians over runs.", "",
-         "**The wrapper alone, instructions over the allocator it wraps**", ""]
-    L += table(["workload", "BatchAlloc<System> over glibc: process", "parse + drop",
-                "BatchAlloc<MiMalloc> over mimalloc: process", "parse + drop"],
+         "**The wrapper alone, over the allocator it wraps: instructions, and the work's speedup**", ""]
+    L += table(["workload", "BatchAlloc<System> over glibc: process", "parse + drop", "speedup",
+                "BatchAlloc<MiMalloc> over mimalloc: process", "parse + drop", "speedup"],
                [[w, pct(inst.get(w, {}).get("wrap_system"), inst.get(w, {}).get("glibc")),
-                 pct(wsum(w, "wrap_system"), wsum(w, "glibc")),
+                 pct(wsum(w, "wrap_system"), wsum(w, "glibc")), speed(res, w, "wrap_system", "glibc"),
                  pct(inst.get(w, {}).get("wrap_mimalloc"), inst.get(w, {}).get("mimalloc")),
-                 pct(wsum(w, "wrap_mimalloc"), wsum(w, "mimalloc"))] for w in ws], ["---"] + ["---:"] * 4)
+                 pct(wsum(w, "wrap_mimalloc"), wsum(w, "mimalloc")), speed(res, w, "wrap_mimalloc", "mimalloc")]
+                for w in ws], ["---"] + ["---:"] * 6)
     L += ["**One `scope()` around the parse, on each inner allocator, against plain mimalloc**", ""]
     L += table(["workload", "instructions of the work over mimalloc: scope on MiMalloc", "scope on System",
                 "speedup over mimalloc: scope on MiMalloc", "scope on System",
