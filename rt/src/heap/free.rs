@@ -112,26 +112,31 @@ pub(crate) unsafe fn free(ptr: *mut u8, at: Located, span: &Span, size: usize) {
             // SAFETY: forwarded contract.
             return unsafe { free_without_heap(ptr, size, at) };
         }
-        if !whose.is_nobody(heap) && size >= LINK_BYTES {
-            // 4. A remote free: another heap owns the span, and the box's
-            // own bytes hold a link. The slot joins this thread's outbox
-            // chain for the span, with no atomic read-modify-write; the
-            // chain goes back in one compare-and-swap. A span that is armed
-            // (its owner waits for a free) or abandoned when its chain would
-            // start gets the free pushed at once instead (`outbox.rs`).
+        if !whose.is_nobody(heap) {
+            // 4. A remote free: another heap owns the span. The slot joins
+            // this thread's outbox chain for the span, with no atomic
+            // read-modify-write; the chain goes back in one
+            // compare-and-swap. A span that is armed (its owner waits for a
+            // free) or abandoned when its chain would start gets the free
+            // pushed at once instead (`outbox.rs`).
             if CHECK_SLOT_STARTS {
                 check_slot_start(at.span(), at.offset_in_frame());
             }
-            // SAFETY: `heap` is what `current` returned, not `NO_HEAP`
-            // (tested above): this thread's, and records are never freed.
-            // The slot is out and given up by its box, whose pointer covers
-            // the link.
-            return unsafe { outbox::post(&*heap, at, ptr) };
+            if size >= LINK_BYTES {
+                // SAFETY: `heap` is what `current` returned, not `NO_HEAP`
+                // (tested above): this thread's, and records are never
+                // freed. The slot is out and given up by its box, whose
+                // pointer covers the link, and only this free writes it.
+                return unsafe { outbox::post(&*heap, at, link::writer(ptr, at.span())) };
+            }
+            // A box smaller than a link (a parser's one- to three-byte
+            // strings): its link is written byte by byte.
+            // SAFETY: as above, but for the link, which `Slot` writes.
+            return unsafe { post_smaller_than_link(ptr, size, at, heap) };
         }
         // 5. Pushed at once onto the span's remote list: a span no heap
         // owns (abandoned by its exited owner, which the free counts down;
-        // a large block, whose frames go back), or a box smaller than a
-        // link into another heap's span.
+        // a large block, whose frames go back).
         // SAFETY: forwarded contract.
         unsafe { free_pushed(ptr, size, at) }
     }
@@ -254,21 +259,38 @@ unsafe fn free_without_heap(ptr: *mut u8, size: usize, at: Located) {
     }
     let span = at.span();
     let heap = thread::init_in_dealloc();
-    if span.owner().is_none() || size < LINK_BYTES {
+    if span.owner().is_none() {
         // SAFETY: forwarded contract.
         return unsafe { free_pushed(ptr, size, at) };
     }
     if CHECK_SLOT_STARTS {
         check_slot_start(span, at.offset_in_frame());
     }
+    // SAFETY: the slot is given up by its box, and only what this free
+    // starts writes its link.
+    let link = unsafe { Slot { ptr, at, size }.link_writer(span) };
     match heap {
-        // SAFETY: forwarded contract; `heap` is now this thread's, and the
-        // box's pointer covers the link.
-        Some(heap) => unsafe { outbox::post(&heap, at, ptr) },
-        // SAFETY: forwarded contract; the box's pointer covers the link,
-        // and only this push writes it.
-        None => unsafe { remote::push_one(at, span, link::writer(ptr, span)) },
+        // SAFETY: forwarded contract; `heap` is now this thread's.
+        Some(heap) => unsafe { outbox::post(&heap, at, link) },
+        // SAFETY: forwarded contract.
+        None => unsafe { remote::push_one(at, span, link) },
     }
+}
+
+/// [`free`]'s case 4 for a box smaller than a link: into the outbox's
+/// chain like any other, its link written byte by byte.
+///
+/// # Safety
+/// - As for [`free`], with `heap` this thread's heap, not `NO_HEAP`, and
+///   the span another heap's.
+#[cold]
+#[inline(never)]
+unsafe fn post_smaller_than_link(ptr: *mut u8, size: usize, at: Located, heap: *mut HeapRecord) {
+    // SAFETY: the slot is given up by its box, and only what this free
+    // starts writes its link.
+    let link = unsafe { Slot { ptr, at, size }.link_writer(at.span()) };
+    // SAFETY: forwarded contract; records are never freed.
+    unsafe { outbox::post(&*heap, at, link) }
 }
 
 /// [`free`]'s case 5: a free pushed at once onto the span's remote list
@@ -289,11 +311,9 @@ unsafe fn free_pushed(ptr: *mut u8, size: usize, at: Located) {
     if CHECK_SLOT_STARTS {
         check_slot_start(span, at.offset_in_frame());
     }
-    let slot = Slot { ptr, at, size };
-    let key = link::key(span);
     // SAFETY: the slot is given up by its box, and only this push writes
     // its link.
-    let link = move |next| unsafe { slot.write_word(0, next ^ key) };
+    let link = unsafe { Slot { ptr, at, size }.link_writer(span) };
     if owner.is_none() {
         // SAFETY: forwarded contract.
         return unsafe { remote::push_chain(at.frame(), span, at.offset_in_frame(), 1, link) };
@@ -345,6 +365,19 @@ struct Slot {
 }
 
 impl Slot {
+    /// What writes the slot's link, encoded with `span`'s key (the slot's
+    /// span), when a push or a chain gives it the next slot's offset.
+    ///
+    /// # Safety
+    /// - The slot is given up by its box, and only the push or chain the
+    ///   writer is given to writes its link.
+    #[inline(always)]
+    unsafe fn link_writer(self, span: &Span) -> impl FnMut(u32) + Copy {
+        let key = link::key(span);
+        // SAFETY: the caller's contract.
+        move |next| unsafe { self.write_word(0, next ^ key) }
+    }
+
     /// A pointer to byte `at` of the slot that may access it.
     ///
     /// The box's pointer covers only the box's bytes, and a pointer derived

@@ -54,17 +54,18 @@ const _: () = assert!(OUTBOX_LIMIT >= 2);
 /// - `heap` is this thread's heap, not retired, with no reference from
 ///   [`HeapRecord::outbox`] live.
 /// - The slot `at` locates is out of a span another heap owns, given up by
-///   its box, whose pointer `ptr` covers the link's four bytes.
+///   its box; `link` writes the slot's link (encoded with the span's key)
+///   through pointers that may access its bytes (the box's own for the
+///   box's bytes: see `free.rs`), and only what this free starts writes it.
 #[inline(always)]
-pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, ptr: *mut u8) {
+pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, mut link: impl FnMut(u32) + Copy) {
     // SAFETY: this thread's heap (the caller's contract).
     let entry = &mut unsafe { heap.outbox() }[entry_index(at)];
     if entry.frame != frame_of(at) {
         // SAFETY: forwarded contract; the reference is not used again.
-        return unsafe { start_chain(ptr, at, heap) };
+        return unsafe { start_chain(link, at, heap) };
     }
-    // SAFETY: the slot is given up and covered by `ptr`.
-    unsafe { write_link(ptr, entry.head, key_of(at)) };
+    link(entry.head);
     entry.head = at.offset_in_frame();
     publish(heap, 1);
     // No underflow: a chain under way has room, and is sent when it has
@@ -89,7 +90,7 @@ pub(crate) unsafe fn post(heap: &HeapRecord, at: Located, ptr: *mut u8) {
 /// - As for [`post`].
 #[cold]
 #[inline(never)]
-unsafe fn start_chain(ptr: *mut u8, at: Located, heap: &HeapRecord) {
+unsafe fn start_chain(link: impl FnMut(u32) + Copy, at: Located, heap: &HeapRecord) {
     // The reference ends before `take_entry` takes the outbox again.
     // SAFETY: this thread's heap (the caller's contract).
     let entry = &mut unsafe { heap.outbox() }[entry_index(at)];
@@ -97,10 +98,10 @@ unsafe fn start_chain(ptr: *mut u8, at: Located, heap: &HeapRecord) {
         entry.misses = entry.misses.wrapping_add(1);
         let span = at.span();
         // SAFETY: forwarded contract; only this push writes the link.
-        return unsafe { remote::push_one(at, span, link::writer(ptr, span)) };
+        return unsafe { remote::push_one(at, span, link) };
     }
     // SAFETY: forwarded contract.
-    unsafe { take_entry(ptr, at, heap) }
+    unsafe { take_entry(link, at, heap) }
 }
 
 /// Gives the entry of the slot's span to that span: sends the chain it
@@ -111,20 +112,19 @@ unsafe fn start_chain(ptr: *mut u8, at: Located, heap: &HeapRecord) {
 /// - As for [`post`].
 #[cold]
 #[inline(never)]
-unsafe fn take_entry(ptr: *mut u8, at: Located, heap: &HeapRecord) {
+unsafe fn take_entry(mut link: impl FnMut(u32) + Copy, at: Located, heap: &HeapRecord) {
     // SAFETY: this thread's heap (the caller's contract).
     let entry = &mut unsafe { heap.outbox() }[entry_index(at)];
     send(entry, heap);
     let span = at.span();
     if remote::needs_prompt_free(span) {
         // SAFETY: forwarded contract; only this push writes the link.
-        return unsafe { remote::push_one(at, span, link::writer(ptr, span)) };
+        return unsafe { remote::push_one(at, span, link) };
     }
     if link::HARDENED {
         // The chain's tail gets its link when the chain is sent; until then
         // a hardened free of it must still find a link (see `link`).
-        // SAFETY: the slot is given up and covered by `ptr`.
-        unsafe { write_link(ptr, NIL, link::key(span)) };
+        link(NIL);
     }
     *entry = Outgoing {
         frame: frame_of(at),
@@ -148,16 +148,6 @@ fn entry_index(at: Located) -> usize {
 #[inline(always)]
 fn frame_of(at: Located) -> u32 {
     (at.offset >> FRAME_SHIFT) as u32
-}
-
-/// The key the links of the slot's span are encoded with ([`link::key`]),
-/// its span looked up only where there is a key to read.
-#[inline(always)]
-fn key_of(at: Located) -> u32 {
-    match link::HARDENED {
-        true => link::key(at.span()),
-        false => 0,
-    }
 }
 
 /// Misses an entry takes (frees into other spans that map to it) before
@@ -282,6 +272,63 @@ mod tests {
                 );
             });
             freer.join().unwrap();
+        });
+    }
+
+    /// Boxes smaller than a link, freed on another thread, join that
+    /// thread's chain like any other (their links written byte by byte,
+    /// over the boxes' own bytes), and the chain its exit sends links them
+    /// all.
+    #[test]
+    fn boxes_smaller_than_a_link_join_the_chain() {
+        type Tiny = [u8; 2];
+        workloads::testing::serially(|| {
+            let heap = crate::heap::thread::current_or_init().expect("a heap");
+            let n = 5;
+            let held = reserve(heap, class_of::<Tiny>(), n, Tally::Batch).unwrap();
+            assert_eq!((held.list_len, held.len), (0, n), "a fresh stretch");
+            let (frame, base) = (held.frame, region::frame_base(held.frame));
+            let size = crate::base::class::CLASSES[usize::from(class_of::<Tiny>())].size;
+            let offsets: Vec<u32> = (held.bump_start..held.bump_end)
+                .step_by(size as usize)
+                .collect();
+            let slots: Vec<SendPtr> = offsets
+                .iter()
+                .map(|&offset| {
+                    let slot = base.wrapping_add(offset as usize);
+                    // SAFETY: a slot of the reservation, handed out once, here.
+                    unsafe { link::on_handout(slot) };
+                    // SAFETY: the box's two bytes, which the free must not
+                    // take for a link.
+                    unsafe { slot.cast::<Tiny>().write([0xAB, 0xCD]) };
+                    SendPtr(slot)
+                })
+                .collect();
+            let span = region::span(frame);
+            let freer = std::thread::spawn(move || {
+                crate::heap::thread::current_or_init().expect("a heap");
+                for (i, slot) in slots.iter().enumerate() {
+                    // SAFETY: a slot handed out from the reservation and
+                    // given up; the global allocator of the tests is
+                    // `BatchAlloc`.
+                    unsafe { std::alloc::dealloc(slot.0, std::alloc::Layout::new::<Tiny>()) };
+                    let room = OUTBOX_LIMIT - 1 - i as u32;
+                    assert_eq!(entry_of(frame), (frame.index(), room), "free {i} chained");
+                    assert_eq!(remote::word(span).count(), 0, "nothing pushed");
+                }
+            });
+            freer.join().unwrap();
+            let word = remote::word(span);
+            assert_eq!(word.count(), n, "the chain sent at the thread's exit");
+            let key = link::key(span);
+            let mut linked = vec![word.head()];
+            for _ in 1..n {
+                let last = *linked.last().unwrap();
+                // SAFETY: a slot of the list the exit's push published.
+                linked.push(unsafe { link::read_link(base.wrapping_add(last as usize), key) });
+            }
+            linked.sort_unstable();
+            assert_eq!(linked, offsets, "every freed slot on the list, once");
         });
     }
 }

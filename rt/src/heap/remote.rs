@@ -63,7 +63,7 @@ pub(crate) struct RemoteWord(u64);
 impl RemoteWord {
     /// Offset of the first slot on the remote list.
     #[inline(always)]
-    fn head(self) -> u32 {
+    pub(crate) fn head(self) -> u32 {
         (self.0 & HEAD_MASK) as u32
     }
 

@@ -33,8 +33,8 @@ pub(crate) const HARDENED: bool = cfg!(feature = "hardened");
 const CANARY: u32 = 0x5EED_F4EE;
 
 /// Bytes a link takes at the start of a free slot. A box smaller than this
-/// cannot hold one in its own bytes: its free takes the byte-by-byte paths
-/// (`free.rs`), and never joins a chain.
+/// cannot hold one in its own bytes: its link is written byte by byte
+/// (`free.rs`'s `Slot`), the box's bytes through the box's pointer.
 pub(crate) const LINK_BYTES: usize = size_of::<u32>();
 
 /// Where in a slot the freed mark goes: the second word, so that it does not

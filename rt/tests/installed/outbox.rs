@@ -35,6 +35,7 @@ fn outboxes() {
         an_exiting_thread_sends_its_chains();
         a_thread_that_never_batched_frees_through_an_outbox();
         frees_scattered_over_many_spans_all_come_back();
+        boxes_smaller_than_a_link_dropped_by_value_elsewhere_come_back();
     });
 }
 
@@ -164,6 +165,32 @@ fn a_thread_that_never_batched_frees_through_an_outbox() {
         after.span_bytes, before.span_bytes,
         "the span did not come back once the freer exited"
     );
+}
+
+/// Boxes smaller than a link (two bytes) freed on another thread join its
+/// chains like any other, their links written byte by byte, the box's
+/// bytes through the box's pointer: each is dropped by value, so the box's
+/// borrow stays protected through its free (which Miri checks). Their
+/// contents are intact until each drop, and every slot comes back once
+/// the freer has exited.
+fn boxes_smaller_than_a_link_dropped_by_value_elsewhere_come_back() {
+    let before = stats();
+    let tiny = |n: usize| -> Vec<Box<[u8; 2]>> {
+        let mut batch = Batch::with_capacity(n);
+        (0..n).map(|i| batch.alloc([i as u8, !(i as u8)])).collect()
+    };
+    let boxes = tiny(BOXES);
+    thread::spawn(move || {
+        for (i, b) in boxes.into_iter().enumerate() {
+            assert_eq!(*b, [i as u8, !(i as u8)], "box {i} before its drop");
+            drop(b);
+        }
+    })
+    .join()
+    .unwrap();
+    let again = tiny(BOXES);
+    drop(again);
+    assert_eq!(stats().live_slots, before.live_slots);
 }
 
 /// Frees that jump from span to span (each entry of the outbox sees frees
