@@ -298,8 +298,9 @@ mod tests {
                     let slot = base.wrapping_add(offset as usize);
                     // SAFETY: a slot of the reservation, handed out once, here.
                     unsafe { link::on_handout(slot) };
-                    // SAFETY: the box's two bytes, which the free must not
-                    // take for a link.
+                    // SAFETY: the slot was handed out just above, is at
+                    // least the class's size (two bytes or more) and is
+                    // used by nobody else: these are the box's bytes.
                     unsafe { slot.cast::<Tiny>().write([0xAB, 0xCD]) };
                     SendPtr(slot)
                 })
