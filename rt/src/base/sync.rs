@@ -57,7 +57,7 @@ pub(crate) struct SpinLock {
 
 impl SpinLock {
     /// A lock of rank `rank`, below 32 (the debug check keeps one bit per
-    /// rank in a `u32`; `locks.rs` uses 0 to 5).
+    /// rank in a `u32`; `locks.rs` uses 0 to 7).
     pub(crate) const fn new(rank: u8) -> SpinLock {
         SpinLock {
             locked: AtomicBool::new(false),
@@ -96,6 +96,63 @@ impl SpinLock {
     pub(crate) fn unlock(&self) {
         // Release: this holder's writes are visible to the next.
         self.locked.store(false, Ordering::Release);
+        lock_order::released(self.rank);
+    }
+}
+
+/// The lock of one heap's parked spans (`HeapRecord::full_lock`): its
+/// owner holds it while it changes its full queues or the spans on them,
+/// or drains its mailbox; a sweep (`heap/sweep.rs`) while it takes the
+/// spans other threads emptied out of them. A spin lock like
+/// [`SpinLock`], of a rank in the same order, but on the protocols'
+/// atomics (loom's in the models, which spin on it), so that the models
+/// run the owner and a sweep against each other through it.
+pub(crate) struct HeapLock {
+    locked: AtomicU32,
+    rank: u8,
+}
+
+impl HeapLock {
+    /// An unlocked lock of rank `rank` (see [`SpinLock::new`]).
+    pub(crate) fn new(rank: u8) -> HeapLock {
+        HeapLock {
+            locked: AtomicU32::new(0),
+            rank,
+        }
+    }
+
+    /// Takes the lock, waiting for a holder to let it go.
+    pub(crate) fn lock(&self) {
+        lock_order::taking(self.rank);
+        let mut spins = 0;
+        // Acquire: the previous holder's writes are visible.
+        while self
+            .locked
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            backoff(&mut spins);
+        }
+    }
+
+    /// Takes the lock if it is free; false, at once, if another thread
+    /// holds it.
+    pub(crate) fn try_lock(&self) -> bool {
+        lock_order::taking(self.rank);
+        // Acquire: as in `lock`.
+        let taken = self
+            .locked
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+        if !taken {
+            lock_order::released(self.rank);
+        }
+        taken
+    }
+
+    pub(crate) fn unlock(&self) {
+        // Release: this holder's writes are visible to the next.
+        self.locked.store(0, Ordering::Release);
         lock_order::released(self.rank);
     }
 }

@@ -194,10 +194,32 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl Fn
         let new = word.pushed(1, offset);
         window();
         // Release: the link is visible to the owner that takes the list.
-        match compare_exchange_weak(span, word, new, Ordering::Release, Ordering::Relaxed) {
-            Ok(_) => return true,
+        // Acquire: see `emptied_in_mailbox`.
+        match compare_exchange_weak(span, word, new, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => {
+                emptied_in_mailbox(span, new);
+                return true;
+            }
             Err(seen) => word = seen,
         }
+    }
+}
+
+/// After a push that published `new`, a word with no notification to
+/// make: notes a sweep's work if the span waits in its owner's mailbox with
+/// every slot out of it back (the owner parked it full, so `used` counts
+/// the span's slots, and changes only under the owner's lock, when it
+/// drains the span). Reads `used` only for a span in a mailbox, whose
+/// owner line no owner is writing. Acquire, on the push: the `used` the
+/// owner stored before arming the span (its release, which every push
+/// since continues) is visible. A span whose owner drained it meanwhile
+/// may read as anything, even reused: a note too many costs a sweep that
+/// finds nothing, and a note missed was the owner's or a sweep's to take
+/// anyway.
+#[inline(always)]
+fn emptied_in_mailbox(span: &Span, new: RemoteWord) {
+    if new.has(IN_MAILBOX) && !new.has(NOTIFYING) && new.count() == span.used() {
+        pool::note_emptied_in_mailbox();
     }
 }
 
@@ -298,6 +320,7 @@ pub(crate) unsafe fn push_to_list(
                 } else if word.has(ARMED) {
                     Pushed::Notify
                 } else {
+                    emptied_in_mailbox(span, new);
                     Pushed::Done
                 };
             }
@@ -325,16 +348,29 @@ fn finish_push(pushed: Pushed, frame: Frame, span: &Span) {
 /// notification that a remote free into the armed span started. The owner
 /// cannot exit meanwhile: retiring a span waits for NOTIFYING, which this
 /// thread set, to clear.
+///
+/// If every slot out of the span is back by the time the notification
+/// ends (this free was the last, or others came meanwhile, which left the
+/// note to this thread: see `emptied_in_mailbox`), the span is in the
+/// mailbox emptied, and this notes a sweep's work.
 #[cold]
 pub(crate) fn notify_owner(frame: Frame, span: &Span) {
     let owner = span.owner_acquire().heap();
+    // While NOTIFYING is set the owner cannot take the span's list, so
+    // `used`, which the owner stored before arming the span (the acquire
+    // of the push that took ARMED), counts the span's slots.
+    let used = span.used();
     // SAFETY: the owner is alive while NOTIFYING is set (see above), and
     // records are never freed.
     let mailbox = unsafe { &(*owner).mailbox };
     mailbox.push(frame, &span.mail_next);
     window();
     // Release: the mailbox push happens before the owner may go away.
-    span.remote.fetch_and(!NOTIFYING, Ordering::Release);
+    // Acquire: the pushes made while this notified are visible.
+    let word = RemoteWord(span.remote.fetch_and(!NOTIFYING, Ordering::AcqRel));
+    if word.count() == used {
+        pool::note_emptied_in_mailbox();
+    }
 }
 
 /// What the owner asks of [`take`] besides taking the list.
@@ -396,6 +432,8 @@ pub(crate) fn take(span: &Span, how: Take) -> (u32, u32) {
 
 /// Arms a span the owner is moving to its full queue. False when frees are
 /// already waiting on the remote list: the span is not full after all.
+/// Release: the `used` the owner stored is visible to the pushes that
+/// find the span armed or in the mailbox (`emptied_in_mailbox`).
 pub(crate) fn arm(span: &Span) -> bool {
     let mut word = load(span, Ordering::Relaxed);
     loop {
@@ -410,7 +448,7 @@ pub(crate) fn arm(span: &Span) -> bool {
             span,
             word,
             word.with(ARMED),
-            Ordering::Relaxed,
+            Ordering::Release,
             Ordering::Relaxed,
         ) {
             Ok(_) => return true,
@@ -560,6 +598,44 @@ unsafe fn merge(frame: Frame, span: &Span, head: u32, n: u32) {
         unsafe { span.is_valid(sl, frame_base(frame)) },
         "span counts after a drain"
     );
+}
+
+// ---- a sweep takes an emptied span ----
+
+/// For a sweep, holding the lock of the span's owner heap, which parked
+/// the span full (so `used` counts its slots, and nobody changes it while
+/// the lock is held): a span it took out of the owner's mailbox. If every
+/// slot out of the span is on its remote list, takes the list (and clears
+/// IN_MAILBOX) and returns true: the span is empty, off the mailbox, with
+/// no notifier, and nobody will push to it again (a push needs a slot
+/// out), so the sweep may release it. False otherwise, having changed
+/// nothing: the sweep puts the span back in the mailbox.
+///
+/// No notification can start meanwhile: only an armed span notifies, a
+/// span in the mailbox is not armed, and only its owner arms it again,
+/// under the lock the sweep holds.
+pub(crate) fn take_emptied(span: &Span, used: u32) -> bool {
+    // The notifier that put the span in the mailbox may still be clearing
+    // NOTIFYING: wait it out, so that nothing of it lands on the span once
+    // the frame is reused.
+    quiesce(span);
+    let mut word = load(span, Ordering::Acquire);
+    loop {
+        if !word.has(IN_MAILBOX) || word.has(ARMED | NOTIFYING | ABANDONED) {
+            fatal("batch-alloc: a span in a mailbox that is not marked so");
+        }
+        if used == 0 || word.count() != used {
+            return false;
+        }
+        window();
+        // Acquire: the freers' writes to the slots happen before the frame
+        // is reused.
+        let new = word.taken().without(IN_MAILBOX);
+        match compare_exchange_weak(span, word, new, Ordering::Acquire, Ordering::Acquire) {
+            Ok(_) => return true,
+            Err(seen) => word = seen,
+        }
+    }
 }
 
 // ---- the owner's exit ----

@@ -34,6 +34,7 @@ use crate::base::sync::{nothing_around_fork, window, CallOnce, Ordering};
 use crate::heap::outbox;
 use crate::heap::queues::{drain_mailbox, give_back_runs, release_empty_spans};
 use crate::heap::remote;
+use crate::heap::sweep;
 use crate::heap::this_thread::{
     current, current_owned, has_retired, mark_retired, scope_state, set_current, set_scope_state,
     ScopeState,
@@ -122,6 +123,7 @@ fn init_current() -> Option<OwnedHeap> {
 /// [`Batch`]: crate::Batch
 pub fn trim() {
     trim_current();
+    sweep::sweep_now();
     pool::decommit_cached();
 }
 
@@ -202,21 +204,29 @@ fn retire_current() {
     // SAFETY: as above.
     let local = unsafe { record.local() };
     drain_mailbox(record, local);
+    // From here to the mailbox's last take, no sweep looks at the spans:
+    // those that remote frees put in the mailbox meanwhile are abandoned
+    // while still linked in it.
+    let mut full = record.lock_full();
     for class in 0..NUM_CLASSES {
-        let queues = local.queues[class];
-        for first in [queues.avail, queues.full] {
+        let avail = local.queues[class].avail;
+        let parked = *full.head(class as u8);
+        for first in [avail, parked] {
             let mut next = first;
             while let Some(frame) = Frame::from_link(next) {
                 let span = region::span(frame);
-                // SAFETY: the span belongs to this heap.
+                // SAFETY: the span belongs to this heap, and the lock is
+                // held for those on the full queue.
                 next = unsafe { span.local().next };
                 retire_span(frame, span);
             }
         }
         local.queues[class] = ClassQueues::default();
+        *full.head(class as u8) = 0;
     }
     // Spans that were in the mailbox are on the queues too, and now retired.
     let _ = record.mailbox.take_all();
+    drop(full);
     // The counters stay: the record's next owner keeps adding to them, so a
     // `stats()` running meanwhile neither misses nor double-counts them.
     set_current(NO_HEAP);
@@ -224,7 +234,8 @@ fn retire_current() {
 }
 
 /// Leaves a span consistent for a world without its owner: released if
-/// nothing is out, otherwise abandoned to the frees still to come.
+/// nothing is out, otherwise abandoned to the frees still to come. The
+/// heap's lock is held.
 fn retire_span(frame: Frame, span: &Span) {
     check!(
         // SAFETY: the span belongs to this exiting heap, which holds no
