@@ -1,0 +1,141 @@
+//! Memory that other threads free into the spans of a thread that has gone
+//! idle goes back as docs/runtime.md ("When memory goes back") promises:
+//! a sweep on another thread takes the spans those frees emptied out of
+//! the idle owner's mailbox, at the first refill or large block made or
+//! freed past the sweep's delay, and the pool gives them back as every
+//! empty frame; `trim()` on any thread does it at once. The owner here
+//! makes a structure in a scope, sends it to this thread and waits on a
+//! channel, as a reviewer's worker did: its spans stayed resident (198 MiB
+//! of spans for a structure of 195 MiB, gone only when the worker exited).
+//! Alone in the process while each test runs ([`serially`], as every
+//! test of this binary).
+
+use std::sync::mpsc::{channel, Sender};
+use std::thread::{self, JoinHandle};
+
+use batch_alloc_rt::{scope, stats, trim};
+use workloads::testing::serially;
+
+/// 1 KiB boxes: 128 MiB of them (4 MiB under Miri, whose frames are 4 KiB).
+type Item = [u64; 128];
+const BOXES: usize = if cfg!(miri) { 4_096 } else { 131_072 };
+
+/// A worker thread that makes [`BOXES`] boxes in a scope, sends them here
+/// and then waits, idle, until the returned sender says it may exit.
+fn idle_worker_made(boxes: &mut Vec<Box<Item>>) -> (Sender<()>, JoinHandle<()>) {
+    let (made, here) = channel();
+    let (exit, exits) = channel::<()>();
+    let worker = thread::spawn(move || {
+        let boxes: Vec<Box<Item>> =
+            scope(|| (0..BOXES).map(|i| Box::new([i as u64; 128])).collect());
+        made.send(boxes).unwrap();
+        // Idle: blocked, no refill, no event, until told to exit.
+        let _ = exits.recv();
+    });
+    *boxes = here.recv().unwrap();
+    (exit, worker)
+}
+
+/// Span bytes the runtime holds now, past `before`, in MiB (rounded down).
+fn span_mib_past(before: u64) -> u64 {
+    stats().span_bytes.saturating_sub(before) >> 20
+}
+
+/// `trim()` on this thread takes back what the idle worker's spans hold
+/// once this thread has dropped the worker's boxes: its spans leave it at
+/// once, and nothing stays cached.
+#[test]
+fn trim_on_another_thread_returns_an_idle_threads_freed_spans() {
+    serially(|| {
+        trim();
+        let before = stats();
+        let mut boxes = Vec::new();
+        let (exit, worker) = idle_worker_made(&mut boxes);
+        let full = span_mib_past(before.span_bytes);
+        assert!(
+            full << 20 >= (BOXES * size_of::<Item>()) as u64,
+            "the worker's spans hold its boxes: {full} MiB"
+        );
+        drop(boxes);
+        trim();
+        let after = stats();
+        let held = span_mib_past(before.span_bytes);
+        println!(
+            "idle worker's spans: {full} MiB with its boxes, {held} MiB after they were \
+             dropped here and trim(); cached {} bytes",
+            after.cached_bytes
+        );
+        assert!(held <= 1, "the worker still holds {held} MiB of spans");
+        assert_eq!(after.cached_bytes, 0, "trim leaves nothing cached");
+        assert_eq!(after.live_slots, before.live_slots, "every box was freed");
+        exit.send(()).unwrap();
+        worker.join().unwrap();
+        trim();
+    });
+}
+
+/// The reviewer's program, scaled down: the idle worker's freed spans go
+/// back while this thread keeps working (one box of a new batch and one
+/// large block every 250 ms), with nothing trimmed, within the promise's
+/// delays: the sweep's 100 ms and the pool's second, at this thread's
+/// events.
+#[cfg(all(target_os = "linux", not(miri)))]
+#[test]
+fn an_idle_threads_freed_spans_go_back_while_another_keeps_working() {
+    use std::time::{Duration, Instant};
+
+    use batch_alloc_rt::Batch;
+    use workloads::timing::status_kib;
+
+    let resident_mib = || status_kib("VmRSS:").expect("/proc/self/status") >> 10;
+    serially(|| {
+        trim();
+        let before = stats();
+        let start = resident_mib();
+        let mut boxes = Vec::new();
+        let (exit, worker) = idle_worker_made(&mut boxes);
+        let full = resident_mib();
+        assert!(
+            full >= start + 120,
+            "the boxes are resident: {start} -> {full} MiB"
+        );
+        drop(boxes);
+        let dropped = Instant::now();
+        let mut readings = Vec::new();
+        while dropped.elapsed() < Duration::from_secs(3) {
+            thread::sleep(Duration::from_millis(250));
+            let one_box = Batch::new().alloc(7u64);
+            let block = scope(|| vec![1u8; 512 << 10]);
+            drop((one_box, block));
+            let s = stats();
+            readings.push((
+                dropped.elapsed().as_millis(),
+                resident_mib(),
+                span_mib_past(before.span_bytes),
+                s.cached_bytes >> 20,
+            ));
+            // Back past the resident pool's 32 MiB, and the spans gone.
+            if resident_mib() < start + 40 && span_mib_past(before.span_bytes) <= 1 {
+                break;
+            }
+        }
+        println!("start {start} MiB, with the boxes {full} MiB; after the drop, every 250 ms:");
+        for (ms, resident, spans, cached) in &readings {
+            println!(
+                "  {ms:>5} ms: resident {resident} MiB, spans +{spans} MiB, cached {cached} MiB"
+            );
+        }
+        let (_, resident, spans, _) = *readings.last().unwrap();
+        exit.send(()).unwrap();
+        worker.join().unwrap();
+        trim();
+        assert!(
+            spans <= 1,
+            "the idle worker kept {spans} MiB of spans its boxes emptied"
+        );
+        assert!(
+            resident < start + 40,
+            "memory not returned: {start} -> {full} -> {resident} MiB"
+        );
+    });
+}
