@@ -1,7 +1,9 @@
 //! Loom models of the cross-thread protocols, in isolation from the region:
 //! a span's remote list, abandonment by an exiting owner, the notification
-//! of an owner whose full span gets a remote free, and one-time calls, in a
-//! process and in a child forked while a call was under way.
+//! of an owner whose full span gets a remote free, a sweep of an idle
+//! owner's mailbox against that owner and the frees that empty its span,
+//! and one-time calls, in a process and in a child forked while a call was
+//! under way.
 //!
 //! The models run the real code of the protocols (`remote.rs`) and of what
 //! happens around them: a release resets the span with the real
@@ -12,7 +14,12 @@
 //! `finish_push` does, notifies with the real `notify_owner`, but counts a
 //! reclaim where the program gives the frame to the pool; the owner takes
 //! its lists with the real `take` and `take_mailed` and walks them where
-//! the program splices them onto the span's free list. Protocol windows
+//! the program splices them onto the span's free list. A sweep takes the
+//! heap's real lock and mailbox and decides with the real `take_emptied`,
+//! as `sweep_heap` does, and counts a release where the program unlinks
+//! the span from the full queue and gives its frame to the pool; the note
+//! a push leaves for sweeps is the pool's word, loom's in the models.
+//! Protocol windows
 //! are marked in the code (`sync::window`), which makes loom try every
 //! order of them.
 //!
@@ -31,8 +38,9 @@ use loom::thread;
 
 use crate::base::frame::Frame;
 use crate::base::sync::CallOnce;
-use crate::heap::remote::{self, notify_owner, Pushed, Take, ABANDONED, NOTIFYING};
+use crate::heap::remote::{self, notify_owner, Pushed, Take, ABANDONED, IN_MAILBOX, NOTIFYING};
 use crate::memory::link::{read_link, write_link};
+use crate::memory::pool;
 use crate::memory::types::{HeapRecord, OwnerWord, Span, NIL};
 
 /// Slot memory and a span over it: `slots` slots of 8 bytes, all out.
@@ -357,6 +365,144 @@ fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
             1,
             "released once, and only once"
         );
+    });
+}
+
+/// A sweep of the fixture's heap: the real `sweep_heap`, after the note is
+/// taken as a sweep takes it, with the fixture's span for its one frame,
+/// counting a release where the program unlinks the span from the full
+/// queue and gives its frame to the pool. Returns whether it released
+/// the span.
+fn sweep(fixture: &Fixture) -> bool {
+    pool::take_mail_note();
+    let before = fixture.releases.load(Relaxed);
+    crate::heap::sweep::sweep_heap(
+        &fixture.heap,
+        false,
+        |frame| {
+            assert_eq!(frame, Frame::FIRST, "the span's frame");
+            &fixture.span
+        },
+        |_, _| {
+            fixture.releases.fetch_add(1, Relaxed);
+        },
+    );
+    fixture.releases.load(Relaxed) != before
+}
+
+/// The owner's drain of its mailbox, under its lock, as `drain_mailbox`
+/// does it with one span on the full queue: takes the span's list; slots
+/// came back, so the span leaves the full queue (its owner word says so).
+fn drain(fixture: &Fixture, taken: &mut BTreeSet<u32>) {
+    let _full = fixture.heap.lock_full();
+    let top = fixture.heap.mailbox.take_all();
+    if top != 0 {
+        let on_full_queue = fixture.span.owner().on_full_queue();
+        let (head, n) = remote::take_mailed(&fixture.span, on_full_queue);
+        fixture.walk(head, n, taken);
+        if n != 0 {
+            let owner: *const HeapRecord = &*fixture.heap;
+            fixture
+                .span
+                .set_owner(OwnerWord::new(owner.cast_mut(), false));
+        }
+    }
+}
+
+/// A span parked full with two slots out, both freed on other threads
+/// (the first free notifies the owner) while a sweep runs and the owner
+/// drains its mailbox: every slot reaches the owner exactly once, or the
+/// sweep releases the span whole and the owner finds none of it; a span
+/// the sweep left emptied in the mailbox has a note for the next sweep.
+#[test]
+fn a_sweep_and_the_owner_take_an_emptied_span_exactly_once() {
+    loom::model(|| {
+        pool::take_mail_note();
+        let fixture = Fixture::new(2);
+        let owner: *const HeapRecord = &*fixture.heap;
+        fixture
+            .span
+            .set_owner(OwnerWord::new(owner.cast_mut(), true));
+        assert!(remote::arm(&fixture.span));
+        let freers: Vec<_> = (0..2)
+            .map(|i| {
+                let fixture = fixture.clone();
+                thread::spawn(move || assert!(!fixture.free_remotely(i)))
+            })
+            .collect();
+        let sweeper = {
+            let fixture = fixture.clone();
+            thread::spawn(move || sweep(&fixture))
+        };
+        let mut taken = BTreeSet::new();
+        drain(&fixture, &mut taken);
+        for freer in freers {
+            freer.join().unwrap();
+        }
+        let released = sweeper.join().unwrap();
+        let word = remote::word(&fixture.span);
+        assert!(!word.has(NOTIFYING), "no notification outlives the frees");
+        if released {
+            assert!(taken.is_empty(), "the owner took slots of a released span");
+            assert_eq!(fixture.heap.mailbox.take_all(), 0, "released, yet mailed");
+            assert_eq!(word.count(), 0);
+            assert!(!word.has(IN_MAILBOX));
+            return;
+        }
+        if word.has(IN_MAILBOX) && word.count() == fixture.span.used() {
+            assert!(
+                pool::mail_noted(),
+                "an emptied span waits in the mailbox with no note for a sweep: {word:?}, taken {taken:?}, full {}", fixture.span.owner().on_full_queue()
+            );
+        }
+        // What the owner's next drain and look find: the rest.
+        drain(&fixture, &mut taken);
+        let (head, n) = remote::take(&fixture.span, PLAIN);
+        fixture.walk(head, n, &mut taken);
+        assert_eq!(taken, BTreeSet::from([0, 1]), "every slot, once");
+        assert_eq!(fixture.releases.load(Relaxed), 0);
+    });
+}
+
+/// The owner frees its own slot of its full span (under its lock, which
+/// moves the span to the avail queue) while another thread frees the
+/// other slot and a sweep runs: the sweep never releases a span with a
+/// slot out, nor one the owner took back to its avail queue.
+#[test]
+fn a_sweep_never_takes_a_span_its_owner_still_uses() {
+    loom::model(|| {
+        pool::take_mail_note();
+        let fixture = Fixture::new(2);
+        let owner: *const HeapRecord = &*fixture.heap;
+        fixture
+            .span
+            .set_owner(OwnerWord::new(owner.cast_mut(), true));
+        assert!(remote::arm(&fixture.span));
+        let freer = {
+            let fixture = fixture.clone();
+            thread::spawn(move || assert!(!fixture.free_remotely(0)))
+        };
+        let sweeper = {
+            let fixture = fixture.clone();
+            thread::spawn(move || sweep(&fixture))
+        };
+        // The owner's free of slot 1, as `free_owned_rare` makes it into a
+        // span on the full queue: under the lock, the count, then the move
+        // off the full queue.
+        {
+            let _full = fixture.heap.lock_full();
+            let used = fixture.span.used();
+            fixture.span.set_used(used - 1);
+            fixture
+                .span
+                .set_owner(OwnerWord::new(owner.cast_mut(), false));
+        }
+        freer.join().unwrap();
+        assert!(
+            !sweeper.join().unwrap(),
+            "a span with a slot out was released"
+        );
+        assert_eq!(fixture.releases.load(Relaxed), 0);
     });
 }
 

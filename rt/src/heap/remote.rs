@@ -611,20 +611,20 @@ unsafe fn merge(frame: Frame, span: &Span, head: u32, n: u32) {
 /// out), so the sweep may release it. False otherwise, having changed
 /// nothing: the sweep puts the span back in the mailbox.
 ///
-/// No notification can start meanwhile: only an armed span notifies, a
-/// span in the mailbox is not armed, and only its owner arms it again,
-/// under the lock the sweep holds.
+/// A span whose notifier is still at work (NOTIFYING: it has put the span
+/// in the mailbox and not yet said so) is left too, rather than waited
+/// for with the owner's lock held: the notifier looks at the count when
+/// it is done, and notes the span for the next sweep if it is emptied
+/// (`notify_owner`). No notification can start meanwhile: only an armed
+/// span notifies, a span in the mailbox is not armed, and only its owner
+/// arms it again, under the lock the sweep holds.
 pub(crate) fn take_emptied(span: &Span, used: u32) -> bool {
-    // The notifier that put the span in the mailbox may still be clearing
-    // NOTIFYING: wait it out, so that nothing of it lands on the span once
-    // the frame is reused.
-    quiesce(span);
     let mut word = load(span, Ordering::Acquire);
     loop {
-        if !word.has(IN_MAILBOX) || word.has(ARMED | NOTIFYING | ABANDONED) {
+        if !word.has(IN_MAILBOX) || word.has(ARMED | ABANDONED) {
             fatal("batch-alloc: a span in a mailbox that is not marked so");
         }
-        if used == 0 || word.count() != used {
+        if used == 0 || word.count() != used || word.has(NOTIFYING) {
             return false;
         }
         window();

@@ -51,7 +51,7 @@ use crate::heap::this_thread;
 use crate::memory::pool;
 use crate::memory::record::for_each_record;
 use crate::memory::region;
-use crate::memory::types::{FullQueues, HeapRecord};
+use crate::memory::types::{FullQueues, HeapRecord, Span};
 
 /// One of the runtime's events of the heap's layer (a refill, a large
 /// block made or freed): lets the pool's frames decay, and sweeps when a
@@ -100,12 +100,15 @@ fn sweep(patient: bool) {
         if ptr::eq(record, own) || record.mailbox.is_empty() {
             return;
         }
-        match lock(record, patient) {
-            Some(full) => sweep_heap(full),
-            // Its owner is at work, and drains its mailbox at its next
-            // refill; if it does not, a later sweep looks again.
-            None => pool::note_emptied_in_mailbox(),
-        }
+        sweep_heap(record, patient, region::span, |full, frame| {
+            // SAFETY: `sweep_heap` releases a span on the full queue whose
+            // lock `full` holds, which is then empty, on no queue, in no
+            // mailbox, with no notifier, and of which nobody holds a slot.
+            unsafe {
+                unlink_full(full, frame);
+                pool::release_frame(frame);
+            }
+        });
     });
 }
 
@@ -122,13 +125,26 @@ fn lock(record: &HeapRecord, patient: bool) -> Option<FullQueues<'_>> {
     None
 }
 
-/// Takes the emptied spans out of the mailbox of the heap whose lock `full`
-/// holds, to the pool; the others go back in the mailbox.
-fn sweep_heap(mut full: FullQueues<'_>) {
-    let record = full.record();
+/// One heap's part of a sweep: with its lock, takes the spans of its
+/// mailbox, and `release`s each one on the full queue whose every slot out
+/// is back (off the queue, to the pool); the others go back in the
+/// mailbox. A heap whose lock is taken is at work, and drains its mailbox
+/// at its next refill: a note asks a later sweep to look again, in case it
+/// does not. `span_of` finds a frame's span (the region's; the models'
+/// own).
+pub(crate) fn sweep_heap<'a>(
+    record: &'a HeapRecord,
+    patient: bool,
+    span_of: impl Fn(Frame) -> &'a Span,
+    mut release: impl FnMut(&mut FullQueues<'a>, Frame),
+) {
+    let Some(mut full) = lock(record, patient) else {
+        pool::note_emptied_in_mailbox();
+        return;
+    };
     let mut next = record.mailbox.take_all();
     while let Some(frame) = Frame::from_link(next) {
-        let span = region::span(frame);
+        let span = span_of(frame);
         // Read before the span goes back in the mailbox, which relinks it.
         next = span.mail_next.load(Ordering::Relaxed);
         let owner = span.owner();
@@ -140,13 +156,7 @@ fn sweep_heap(mut full: FullQueues<'_>) {
         // owner's alone. On the full queue, `used` counts the span's slots
         // and stays so while the lock is held.
         if owner.on_full_queue() && remote::take_emptied(span, span.used()) {
-            // SAFETY: the span is on the full queue whose lock `full`
-            // holds; then it is empty, on no queue, in no mailbox, with no
-            // notifier, and nobody holds a slot of it to free.
-            unsafe {
-                unlink_full(&mut full, frame);
-                pool::release_frame(frame);
-            }
+            release(&mut full, frame);
         } else {
             record.mailbox.push(frame, &span.mail_next);
         }

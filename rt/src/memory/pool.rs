@@ -73,8 +73,15 @@ static FRAMES_DUE: AtomicU32 = AtomicU32::new(0);
 /// under its lock, read without it), and in the top bit, [`MAIL`], whether
 /// other threads' frees may have emptied spans that wait in an owner's
 /// mailbox for a sweep (`heap/sweep.rs`). One word, so that an event with
-/// nothing to do reads two, this and [`DECAYING_LEN`].
+/// nothing to do reads two, this and [`DECAYING_LEN`]. (loom's in the
+/// models, which check the note's orderings against the pushes.)
+#[cfg(not(loom))]
 static EXTENTS_AND_MAIL: AtomicUsize = AtomicUsize::new(0);
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref EXTENTS_AND_MAIL: loom::sync::atomic::AtomicUsize =
+        loom::sync::atomic::AtomicUsize::new(0);
+}
 /// The bit of [`EXTENTS_AND_MAIL`] that says a sweep may find emptied
 /// spans: set by [`note_emptied_in_mailbox`], cleared by the sweep that
 /// [`take_mail_note`]s it.
@@ -243,6 +250,12 @@ fn sweep_due(now: u32) -> bool {
         return false;
     }
     reached(now, since.wrapping_add(SWEEP_DELAY_MILLIS))
+}
+
+/// Whether a note waits for a sweep, for the models.
+#[cfg(loom)]
+pub(crate) fn mail_noted() -> bool {
+    EXTENTS_AND_MAIL.load(Ordering::Acquire) & MAIL != 0
 }
 
 /// Takes the note, for a sweep about to look at every mailbox: a free

@@ -439,7 +439,7 @@ pub(crate) struct FullQueues<'a> {
     record: &'a HeapRecord,
 }
 
-impl<'a> FullQueues<'a> {
+impl FullQueues<'_> {
     /// The head of class `class`'s full queue; a class out of the table
     /// means corrupted metadata, and aborts.
     #[inline]
@@ -451,11 +451,6 @@ impl<'a> FullQueues<'a> {
             Some(head) => head,
             None => crate::base::fatal::fatal("batch-alloc: corrupted size class"),
         }
-    }
-
-    /// The heap whose queues these are.
-    pub(crate) fn record(&self) -> &'a HeapRecord {
-        self.record
     }
 }
 
