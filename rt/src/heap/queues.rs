@@ -3,7 +3,10 @@
 //! mailbox: the remote free itself is `remote.rs`'s), and the unused slots
 //! of batches and runs given back, until a span is empty and goes back to
 //! the pool. Everything here is given the heap it works on; which heap is
-//! this thread's is `this_thread.rs`'s business.
+//! this thread's is `this_thread.rs`'s business. The avail queues and
+//! their spans are the owner's alone; the full queues, their spans and
+//! the mailbox's drain are under the heap's lock (`FullQueues`), which
+//! a sweep on another thread may hold (`sweep.rs`).
 
 use crate::base::fatal::check;
 use crate::base::frame::Frame;

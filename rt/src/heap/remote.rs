@@ -6,7 +6,11 @@
 //! this was. The owner takes a list back in one exchange and splices it
 //! onto the span's free list: one span's ([`collect`]), or every span its
 //! mailbox holds ([`take_mailbox`]). Where a span then goes among its
-//! heap's class queues is `queues.rs`'s business.
+//! heap's class queues is `queues.rs`'s business. A push that leaves a
+//! span in its owner's mailbox with every slot back notes it for a sweep
+//! (`sweep.rs`), which, holding the owner's lock, takes such a span's list
+//! in one compare-and-swap and gives the span to the pool
+//! ([`take_emptied`]).
 //!
 //! Each span has one 64-bit atomic word:
 //!

@@ -115,10 +115,16 @@ fn init_current() -> Option<OwnedHeap> {
 /// unused, a freed large block's frames once they have waited 100 ms,
 /// each at the runtime's next refill (of a scope's run or a [`Batch`]),
 /// large block made or freed, or frame given back; a thread's runs and
-/// spans when it exits. A program that goes idle makes none of these
-/// events: `trim` is for a long-lived thread about to go idle after a
-/// burst. Other threads' runs and spans stay theirs. Inside a scope
-/// it leaves the thread's runs alone, and gives back the rest.
+/// spans when it exits; the spans this thread's frees emptied in another
+/// thread's heap when that thread refills, or, if it has gone idle, at a
+/// sweep 100 ms into the events. A program that goes idle makes none of
+/// these events: `trim` is for a long-lived thread about to go idle after
+/// a burst. It also sweeps: the spans of every other thread that frees
+/// emptied go to the pool and back to the OS with the rest (but for a
+/// thread inside the runtime at that moment, which takes its own at its
+/// next refill); their runs and the rest of their spans stay theirs.
+/// Inside a scope it leaves the thread's runs alone, and gives back the
+/// rest.
 ///
 /// [`Batch`]: crate::Batch
 pub fn trim() {
