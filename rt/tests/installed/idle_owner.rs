@@ -13,12 +13,19 @@
 use std::sync::mpsc::{channel, Sender};
 use std::thread::{self, JoinHandle};
 
+use batch_alloc_rt::testing::limits::{FRAME_SIZE, MAX_SMALL_SIZE};
 use batch_alloc_rt::{scope, stats, trim};
 use workloads::testing::serially;
 
-/// 1 KiB boxes: 128 MiB of them (4 MiB under Miri, whose frames are 4 KiB).
+/// 1 KiB boxes: 128 MiB of them. Under Miri, whose largest class is 256
+/// bytes and whose region 1 MiB, 128-byte boxes: 256 KiB, 64 of its 4 KiB
+/// frames.
+#[cfg(not(miri))]
 type Item = [u64; 128];
-const BOXES: usize = if cfg!(miri) { 4_096 } else { 131_072 };
+#[cfg(miri)]
+type Item = [u64; 16];
+const BOXES: usize = if cfg!(miri) { 2_048 } else { 131_072 };
+const _: () = assert!(size_of::<Item>() <= MAX_SMALL_SIZE, "the boxes are slots");
 
 /// A worker thread that makes [`BOXES`] boxes in a scope, sends them here
 /// and then waits, idle, until the returned sender says it may exit.
@@ -26,8 +33,11 @@ fn idle_worker_made(boxes: &mut Vec<Box<Item>>) -> (Sender<()>, JoinHandle<()>) 
     let (made, here) = channel();
     let (exit, exits) = channel::<()>();
     let worker = thread::spawn(move || {
-        let boxes: Vec<Box<Item>> =
-            scope(|| (0..BOXES).map(|i| Box::new([i as u64; 128])).collect());
+        let boxes: Vec<Box<Item>> = scope(|| {
+            (0..BOXES)
+                .map(|i| Box::new([i as u64; size_of::<Item>() / 8]))
+                .collect()
+        });
         made.send(boxes).unwrap();
         // Idle: blocked, no refill, no event, until told to exit.
         let _ = exits.recv();
@@ -37,13 +47,20 @@ fn idle_worker_made(boxes: &mut Vec<Box<Item>>) -> (Sender<()>, JoinHandle<()>) 
 }
 
 /// Span bytes the runtime holds now, past `before`, in MiB (rounded down).
+#[cfg(all(target_os = "linux", not(miri)))]
 fn span_mib_past(before: u64) -> u64 {
     stats().span_bytes.saturating_sub(before) >> 20
 }
 
+/// Frames of spans the runtime holds now, past `before` (rounded down).
+fn span_frames_past(before: u64) -> u64 {
+    stats().span_bytes.saturating_sub(before) / FRAME_SIZE as u64
+}
+
 /// `trim()` on this thread takes back what the idle worker's spans hold
 /// once this thread has dropped the worker's boxes: its spans leave it at
-/// once, and nothing stays cached.
+/// once, but for a span or so per class it allocated from (1 MiB in 64 KiB
+/// frames), and nothing stays cached.
 #[test]
 fn trim_on_another_thread_returns_an_idle_threads_freed_spans() {
     serially(|| {
@@ -51,21 +68,21 @@ fn trim_on_another_thread_returns_an_idle_threads_freed_spans() {
         let before = stats();
         let mut boxes = Vec::new();
         let (exit, worker) = idle_worker_made(&mut boxes);
-        let full = span_mib_past(before.span_bytes);
+        let full = span_frames_past(before.span_bytes);
         assert!(
-            full << 20 >= (BOXES * size_of::<Item>()) as u64,
-            "the worker's spans hold its boxes: {full} MiB"
+            full * FRAME_SIZE as u64 >= (BOXES * size_of::<Item>()) as u64,
+            "the worker's spans hold its boxes: {full} frames"
         );
         drop(boxes);
         trim();
         let after = stats();
-        let held = span_mib_past(before.span_bytes);
+        let held = span_frames_past(before.span_bytes);
         println!(
-            "idle worker's spans: {full} MiB with its boxes, {held} MiB after they were \
-             dropped here and trim(); cached {} bytes",
+            "idle worker's spans: {full} frames of {FRAME_SIZE} bytes with its boxes, {held} \
+             after they were dropped here and trim(); cached {} bytes",
             after.cached_bytes
         );
-        assert!(held <= 1, "the worker still holds {held} MiB of spans");
+        assert!(held <= 16, "the worker still holds {held} frames of spans");
         assert_eq!(after.cached_bytes, 0, "trim leaves nothing cached");
         assert_eq!(after.live_slots, before.live_slots, "every box was freed");
         exit.send(()).unwrap();
