@@ -371,8 +371,10 @@ fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
 /// A sweep of the fixture's heap: the real `sweep_heap`, after the note is
 /// taken as a sweep takes it, with the fixture's span for its one frame,
 /// counting a release where the program unlinks the span from the full
-/// queue and gives its frame to the pool. Returns whether it released
-/// the span.
+/// queue and gives its frame to the pool, once it has checked what
+/// `release_frame` asks: no slot out on the list, off the mailbox, and no
+/// freer notifying (which would touch the word of a frame reused
+/// meanwhile). Returns whether it released the span.
 fn sweep(fixture: &Fixture) -> bool {
     pool::take_mail_note();
     let before = fixture.releases.load(Relaxed);
@@ -384,6 +386,11 @@ fn sweep(fixture: &Fixture) -> bool {
             &fixture.span
         },
         |_, _| {
+            let word = remote::word(&fixture.span);
+            assert!(
+                word.count() == 0 && !word.has(IN_MAILBOX | NOTIFYING),
+                "a span released with its list, in the mailbox or while notified: {word:?}"
+            );
             fixture.releases.fetch_add(1, Relaxed);
         },
     );
