@@ -212,7 +212,7 @@ fn last_slot_freed(heap: OwnedHeap, at: Located, span: &Span, used: u32) {
 /// - As for [`free`], and `heap`, this thread's heap, owns the span, on its
 ///   full queue if `full`.
 #[inline(never)]
-unsafe fn free_owned_rare(
+pub(crate) unsafe fn free_owned_rare(
     ptr: *mut u8,
     size: usize,
     at: Located,
