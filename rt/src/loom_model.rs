@@ -620,6 +620,49 @@ fn a_sweep_never_takes_a_span_its_owner_still_uses() {
     });
 }
 
+/// The owner frees its own slot of its full span while another thread's
+/// free of the other slot is notifying it; the owner refills from the span
+/// (taking back the slot that free pushed, if it has) and parks it full
+/// again, still in the mailbox and not armed, and hands its slots to a
+/// thread that frees them while the notification may still be under way.
+/// A span left in the mailbox on the full queue with every slot back has
+/// a note, and the sweep it asks for takes the span. (With `used` read
+/// before the notifier's mailbox push, loom found the read between the
+/// owner's free and its refill: the notifier then compared the count of
+/// the two slots freed later with the one slot out at its read, and the
+/// span stayed in the mailbox emptied with no note.)
+#[test]
+fn a_span_its_owner_refilled_while_notified_gets_its_note() {
+    loom::model(|| {
+        pool::take_mail_note();
+        let fixture = Fixture::parked(2);
+        let notifier = {
+            let fixture = fixture.clone();
+            thread::spawn(move || assert!(!fixture.free_remotely(0)))
+        };
+        fixture.free_by_owner(1);
+        let handed_out = fixture.refill(2);
+        let freer = {
+            let fixture = fixture.clone();
+            thread::spawn(move || {
+                for slot in handed_out {
+                    assert!(!fixture.free_remotely(slot));
+                }
+            })
+        };
+        notifier.join().unwrap();
+        freer.join().unwrap();
+        if fixture.emptied_in_mailbox() {
+            let word = remote::word(&fixture.span);
+            assert!(
+                pool::mail_noted(),
+                "an emptied span waits in the mailbox with no note for a sweep: {word:?}"
+            );
+            assert!(sweep(&fixture), "the sweep takes the emptied span");
+        }
+    });
+}
+
 /// Two threads of a process call a `CallOnce`, fresh (`under_way_in` is
 /// `None`) or left under way by a process this one was forked from (of
 /// the fork generation `under_way_in` names): the function is called once,

@@ -353,17 +353,13 @@ fn finish_push(pushed: Pushed, frame: Frame, span: &Span) {
 /// cannot exit meanwhile: retiring a span waits for NOTIFYING, which this
 /// thread set, to clear.
 ///
-/// If every slot out of the span is back by the time the notification
-/// ends (this free was the last, or others came meanwhile, which left the
-/// note to this thread: see `emptied_in_mailbox`), the span is in the
-/// mailbox emptied, and this notes a sweep's work.
+/// If every slot out of the span is back when the notification ends (this
+/// free was the last, or others came meanwhile, which left the note to
+/// this thread: see `emptied_in_mailbox`), the span is in the mailbox
+/// emptied, and this notes a sweep's work.
 #[cold]
 pub(crate) fn notify_owner(frame: Frame, span: &Span) {
     let owner = span.owner_acquire().heap();
-    // While NOTIFYING is set the owner cannot take the span's list, so
-    // `used`, which the owner stored before arming the span (the acquire
-    // of the push that took ARMED), counts the span's slots.
-    let used = span.used();
     // SAFETY: the owner is alive while NOTIFYING is set (see above), and
     // records are never freed.
     let mailbox = unsafe { &(*owner).mailbox };
@@ -372,7 +368,26 @@ pub(crate) fn notify_owner(frame: Frame, span: &Span) {
     // Release: the mailbox push happens before the owner may go away.
     // Acquire: the pushes made while this notified are visible.
     let word = RemoteWord(span.remote.fetch_and(!NOTIFYING, Ordering::AcqRel));
-    if word.count() == used {
+    // `used` is read after the word, not before: NOTIFYING does not stop
+    // the owner from changing it (its own free into the span moves it to
+    // the avail queue, a refill takes the slots back and parks it full
+    // again), so an earlier read could miss the count a refill stored and
+    // compare it with frees of the slots that refill handed out. Read now:
+    // - If the span is on the full queue with every slot on the list, the
+    //   read returns the slot count. The owner stored it before it handed
+    //   out the slots of the refill that filled the span; each freer got
+    //   its slot through a hand-over (a channel, a join) that followed, and
+    //   the pushes, the owner's takes and this `fetch_and` are
+    //   read-modify-writes of one word, the pushes' releases acquired by
+    //   this one, so it comes after every push it counts and every
+    //   hand-over before them. A later store is the owner's drain or its
+    //   free into the span, which takes the span off the full queue.
+    // - Otherwise a note may be made for nothing: the count matched a
+    //   `used` the owner changed since (the span is then its to take, and
+    //   pushes from then on find NOTIFYING clear and note for themselves),
+    //   or a sweep released the span and a new owner reused the frame.
+    //   A note too many costs a sweep that finds nothing.
+    if word.count() == span.used() {
         pool::note_emptied_in_mailbox();
     }
 }
