@@ -162,8 +162,12 @@ pub(crate) unsafe fn unpark(local: &mut HeapLocal, full: &mut FullQueues<'_>, fr
 /// Puts every span that remote frees put in the mailbox where the slots
 /// taken back from it leave it: off the full queue, or, emptied, started
 /// over or back to the pool. Owner only, without the heap's lock, which it
-/// takes (waiting for a sweep of the mailbox to end). No sweep can take
-/// what this takes: a sweep takes only spans it finds in the mailbox.
+/// takes if the mailbox holds spans (waiting for a sweep of the mailbox
+/// to end). Whether it does is read without the lock: while a sweep has
+/// taken the mailbox's spans out to look at them, the mailbox reads empty
+/// and the drain is skipped; the spans the sweep does not release go back
+/// in the mailbox, for the owner's next drain. No sweep can take what
+/// this takes: a sweep takes only spans it finds in the mailbox.
 #[inline]
 pub(crate) fn drain_mailbox(heap: OwnedHeap, local: &mut HeapLocal) {
     if !heap.mailbox.is_empty() {

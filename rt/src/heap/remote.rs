@@ -211,15 +211,27 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl Fn
 
 /// After a push that published `new`, a word with no notification to
 /// make: notes a sweep's work if the span waits in its owner's mailbox with
-/// every slot out of it back (the owner parked it full, so `used` counts
-/// the span's slots, and changes only under the owner's lock, when it
-/// drains the span). Reads `used` only for a span in a mailbox, whose
-/// owner line no owner is writing. Acquire, on the push: the `used` the
-/// owner stored before arming the span (its release, which every push
-/// since continues) is visible. A span whose owner drained it meanwhile
-/// may read as anything, even reused: a note too many costs a sweep that
-/// finds nothing, and a note missed was the owner's or a sweep's to take
-/// anyway.
+/// every slot out of it back. The note is for a span on the full queue,
+/// whose `used` counts its slots; the push does not know the queue (the
+/// owner's free may have moved the span to the avail queue since it was
+/// mailed) and compares with `used` either way.
+///
+/// Acquire, on the push: if the span is on the full queue and this push
+/// brings the count to its slot count, the read returns that count. The
+/// owner stored it before handing out the slots of the refill that filled
+/// the span; each freer got its slot through a hand-over that followed,
+/// and the pushes are read-modify-writes of one word, each acquiring the
+/// ones before it, so this one comes after every push it counts and every
+/// hand-over before them (`notify_owner` argues its read the same way).
+///
+/// The read is of the owner's line. On a span on the full queue the owner
+/// writes it only as it takes the span off, under the lock; one the owner
+/// moved to its avail queue has `used` written there, without the lock,
+/// by the owner's frees and refills, and the read may take the line from
+/// the owner: false sharing, and no more, since
+/// `used` is atomic, and a span on the avail queue is its owner's to give
+/// back, noted or not. A span drained or reused meanwhile may read as
+/// anything: a note too many costs a sweep that finds nothing.
 #[inline(always)]
 fn emptied_in_mailbox(span: &Span, new: RemoteWord) {
     if new.has(IN_MAILBOX) && !new.has(NOTIFYING) && new.count() == span.used() {
@@ -450,9 +462,14 @@ pub(crate) fn take(span: &Span, how: Take) -> (u32, u32) {
 }
 
 /// Arms a span the owner is moving to its full queue. False when frees are
-/// already waiting on the remote list: the span is not full after all.
-/// Release: the `used` the owner stored is visible to the pushes that
-/// find the span armed or in the mailbox (`emptied_in_mailbox`).
+/// already waiting on the remote list: the span is not full after all. A
+/// span already armed, or still in the mailbox (a notification came before
+/// the owner took back its slots and filled it again), is left as it is:
+/// the owner's next drain finds the latter, and re-arms it if nothing was
+/// freed. Release: the free that takes ARMED sees what the owner wrote
+/// before. The notes' reads of `used` do not rest on it (a span parked
+/// while in the mailbox is not written here, and `take`'s re-arm is an
+/// acquire only): see `emptied_in_mailbox`.
 pub(crate) fn arm(span: &Span) -> bool {
     let mut word = load(span, Ordering::Relaxed);
     loop {
