@@ -663,6 +663,62 @@ fn a_span_its_owner_refilled_while_notified_gets_its_note() {
     });
 }
 
+/// A span parked full whose two slots another thread freed: it waits in
+/// the mailbox emptied, with its note, for a sweep.
+fn emptied_and_noted() -> Arc<Fixture> {
+    pool::take_mail_note();
+    let fixture = Fixture::parked(2);
+    let freer = {
+        let fixture = fixture.clone();
+        thread::spawn(move || {
+            for slot in 0..2 {
+                assert!(!fixture.free_remotely(slot));
+            }
+        })
+    };
+    freer.join().unwrap();
+    assert!(fixture.emptied_in_mailbox() && pool::mail_noted());
+    fixture
+}
+
+/// `trim`'s sweep, which tries a heap's lock again and again, runs while
+/// the owner holds it: the sweep looks at the mailbox's spans only once the
+/// owner has let go, or not at all.
+#[test]
+fn a_patient_sweep_waits_for_the_owner_to_let_go() {
+    loom::model(|| {
+        let fixture = emptied_and_noted();
+        let held = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let sweeper = {
+            let (fixture, held) = (fixture.clone(), held.clone());
+            thread::spawn(move || {
+                pool::take_mail_note();
+                crate::heap::sweep::sweep_heap(
+                    &fixture.heap,
+                    true,
+                    |_| {
+                        assert!(
+                            !held.load(Relaxed),
+                            "a sweep holds the heap's lock with its owner"
+                        );
+                        &fixture.span
+                    },
+                    |full, frame| {
+                        // SAFETY: as in `sweep`.
+                        unsafe { unlink_full(full, frame) };
+                    },
+                );
+            })
+        };
+        let full = fixture.heap.lock_full();
+        held.store(true, Relaxed);
+        thread::yield_now();
+        held.store(false, Relaxed);
+        drop(full);
+        sweeper.join().unwrap();
+    });
+}
+
 /// Two threads of a process call a `CallOnce`, fresh (`under_way_in` is
 /// `None`) or left under way by a process this one was forked from (of
 /// the fork generation `under_way_in` names): the function is called once,

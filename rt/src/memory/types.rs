@@ -715,9 +715,11 @@ impl HeapRecord {
     /// leaves a heap whose owner is at work to that owner.
     #[inline]
     pub(crate) fn try_lock_full(&self) -> Option<FullQueues<'_>> {
+        // Made only once the lock is taken: a `FullQueues` dropped lets
+        // the lock go, whoever holds it.
         self.full_lock
             .try_lock()
-            .then_some(FullQueues { record: self })
+            .then(|| FullQueues { record: self })
     }
 
     /// The outbox: this heap's chains of other heaps' slots freed on its
