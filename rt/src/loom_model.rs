@@ -681,6 +681,30 @@ fn emptied_and_noted() -> Arc<Fixture> {
     fixture
 }
 
+/// A sweep runs while the owner holds its heap's lock for a step of its
+/// own (a span of another class parked, say: the real `lock_full`, and
+/// the real unlock when it lets go), and the owner then goes idle: if the
+/// sweep found the lock taken and left the mailbox, a note stands for a
+/// later sweep, which takes the emptied span.
+#[test]
+fn a_sweep_that_finds_the_owner_at_work_leaves_the_span_noted() {
+    loom::model(|| {
+        let fixture = emptied_and_noted();
+        let sweeper = {
+            let fixture = fixture.clone();
+            thread::spawn(move || sweep(&fixture))
+        };
+        drop(fixture.heap.lock_full());
+        if !sweeper.join().unwrap() {
+            assert!(
+                pool::mail_noted(),
+                "the emptied span waits in an idle owner's mailbox with no note"
+            );
+            assert!(sweep(&fixture), "the later sweep takes the emptied span");
+        }
+    });
+}
+
 /// `trim`'s sweep, which tries a heap's lock again and again, runs while
 /// the owner holds it: the sweep looks at the mailbox's spans only once the
 /// owner has let go, or not at all.
@@ -716,6 +740,23 @@ fn a_patient_sweep_waits_for_the_owner_to_let_go() {
         held.store(false, Relaxed);
         drop(full);
         sweeper.join().unwrap();
+    });
+}
+
+/// A heap whose lock is never let go (in a forked child, the thread that
+/// held it at the fork does not exist): a sweep leaves its mailbox, and
+/// makes no note for it, so that sweeps do not come back to it at every
+/// event past the delay, forever.
+#[test]
+fn a_sweep_makes_no_note_for_a_lock_never_let_go() {
+    loom::model(|| {
+        let fixture = emptied_and_noted();
+        core::mem::forget(fixture.heap.lock_full());
+        assert!(!sweep(&fixture), "a sweep took a span from a locked heap");
+        assert!(
+            !pool::mail_noted(),
+            "a note for a lock that is never let go"
+        );
     });
 }
 

@@ -27,7 +27,9 @@ pub(crate) static RECORDS: SpinLock = SpinLock::new(1);
 /// that one sweep runs at a time and a fork lands between sweeps: the
 /// forking thread's heap lock is then free in the child (its own thread is
 /// outside the runtime when it forks), and a heap whose lock another
-/// thread held at the fork is one the child never sweeps.
+/// thread held at the fork is one the child never sweeps (and, since only
+/// a holder letting the lock go makes the note a sweep that found it taken
+/// leaves, one that brings no sweep back).
 pub(crate) static SWEEP: SpinLock = SpinLock::new(2);
 /// The rank of every heap's lock (`HeapLock`, `HeapRecord::full_lock`): a
 /// sweep takes one under [`SWEEP`]; an owner holding its own may take the

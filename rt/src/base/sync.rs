@@ -107,16 +107,26 @@ impl SpinLock {
 /// [`SpinLock`], of a rank in the same order, but on the protocols'
 /// atomics (loom's in the models, which spin on it), so that the models
 /// run the owner and a sweep against each other through it.
+///
+/// A sweep that finds the lock taken marks it ([`HeapLock::try_lock_or_mark`]),
+/// and the holder learns it as it lets the lock go ([`HeapLock::unlock`]):
+/// the mark and the lock are one word, so that no unlock can come between
+/// the sweep's look and its mark unseen.
 pub(crate) struct HeapLock {
-    locked: AtomicU32,
+    /// [`HeapLock::LOCKED`], with [`HeapLock::MARKED`] once a sweep found
+    /// it so; 0 when free.
+    word: AtomicU32,
     rank: u8,
 }
 
 impl HeapLock {
+    const LOCKED: u32 = 1;
+    const MARKED: u32 = 2;
+
     /// An unlocked lock of rank `rank` (see [`SpinLock::new`]).
     pub(crate) fn new(rank: u8) -> HeapLock {
         HeapLock {
-            locked: AtomicU32::new(0),
+            word: AtomicU32::new(0),
             rank,
         }
     }
@@ -127,8 +137,8 @@ impl HeapLock {
         let mut spins = 0;
         // Acquire: the previous holder's writes are visible.
         while self
-            .locked
-            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .word
+            .compare_exchange_weak(0, Self::LOCKED, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
             backoff(&mut spins);
@@ -141,8 +151,8 @@ impl HeapLock {
         lock_order::taking(self.rank);
         // Acquire: as in `lock`.
         let taken = self
-            .locked
-            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .word
+            .compare_exchange(0, Self::LOCKED, Ordering::Acquire, Ordering::Relaxed)
             .is_ok();
         if !taken {
             lock_order::released(self.rank);
@@ -150,10 +160,41 @@ impl HeapLock {
         taken
     }
 
-    pub(crate) fn unlock(&self) {
-        // Release: this holder's writes are visible to the next.
-        self.locked.store(0, Ordering::Release);
+    /// Takes the lock if it is free; if another thread holds it, marks it,
+    /// so that the holder's [`HeapLock::unlock`] says a sweep found it
+    /// taken, and returns false.
+    pub(crate) fn try_lock_or_mark(&self) -> bool {
+        lock_order::taking(self.rank);
+        let mut word = self.word.load(Ordering::Relaxed);
+        loop {
+            let new = if word == 0 {
+                Self::LOCKED
+            } else {
+                word | Self::MARKED
+            };
+            if new == word {
+                break;
+            }
+            // Acquire: as in `lock`, when this takes it.
+            match self
+                .word
+                .compare_exchange_weak(word, new, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) if word == 0 => return true,
+                Ok(_) => break,
+                Err(seen) => word = seen,
+            }
+        }
         lock_order::released(self.rank);
+        false
+    }
+
+    /// Lets the lock go; true if a sweep marked it meanwhile.
+    pub(crate) fn unlock(&self) -> bool {
+        // Release: this holder's writes are visible to the next.
+        let word = self.word.swap(0, Ordering::Release);
+        lock_order::released(self.rank);
+        word & Self::MARKED != 0
     }
 }
 

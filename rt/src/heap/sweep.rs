@@ -26,8 +26,9 @@
 //!    and the spans of its mailbox: a span on the full queue whose every
 //!    slot out is on its remote list leaves the queue and goes to the pool
 //!    (`remote::take_emptied`); any other goes back in the mailbox for its
-//!    owner. A heap whose lock is taken is at work: the note is made again
-//!    for a later sweep.
+//!    owner. A heap whose lock is taken is at work: the sweep marks the
+//!    lock, and the owner, letting it go, makes the note again for a later
+//!    sweep (a lock never let go, in a forked child, makes none).
 //!
 //! What the owner's fast paths touch (its runs, the spans on its avail
 //! queues, their free lists and counts) a sweep never touches: it costs
@@ -113,25 +114,29 @@ fn sweep(patient: bool) {
 }
 
 /// The lock of `record`'s heap: if free, or (`patient`) once its holder
-/// lets it go within [`TRIM_TRIES`] tries.
+/// lets it go within [`TRIM_TRIES`] tries. The last try marks a lock it
+/// finds taken, so that its holder notes the sweep's work as it lets go.
 fn lock(record: &HeapRecord, patient: bool) -> Option<FullQueues<'_>> {
     let mut spins = 0;
-    for _ in 0..if patient { TRIM_TRIES } else { 1 } {
+    for _ in 1..if patient { TRIM_TRIES } else { 1 } {
         if let Some(full) = record.try_lock_full() {
             return Some(full);
         }
         backoff(&mut spins);
     }
-    None
+    record.try_lock_full_or_mark()
 }
 
 /// One heap's part of a sweep: with its lock, takes the spans of its
 /// mailbox, and `release`s each one on the full queue whose every slot out
 /// is back (off the queue, to the pool); the others go back in the
 /// mailbox. A heap whose lock is taken is at work, and drains its mailbox
-/// at its next refill: a note asks a later sweep to look again, in case it
-/// does not. `span_of` finds a frame's span (the region's; the models'
-/// own).
+/// at its next refill: the lock is marked, and its holder, letting it go,
+/// notes the sweep's work so that a later sweep looks again, in case it
+/// makes none. The note is the holder's, not the sweep's, so that a lock
+/// never let go (in a forked child, held by a thread the fork left out)
+/// brings no sweep back to it. `span_of` finds a frame's span (the
+/// region's; the models' own).
 pub(crate) fn sweep_heap<'a>(
     record: &'a HeapRecord,
     patient: bool,
@@ -139,7 +144,6 @@ pub(crate) fn sweep_heap<'a>(
     mut release: impl FnMut(&mut FullQueues<'a>, Frame),
 ) {
     let Some(mut full) = lock(record, patient) else {
-        pool::note_emptied_in_mailbox();
         return;
     };
     let mut next = record.mailbox.take_all();

@@ -456,7 +456,12 @@ impl FullQueues<'_> {
 
 impl Drop for FullQueues<'_> {
     fn drop(&mut self) {
-        self.record.full_lock.unlock();
+        if self.record.full_lock.unlock() {
+            // A sweep found the heap at work and left its mailbox: a later
+            // one looks again, in case the owner makes no refill to drain
+            // it (`heap/sweep.rs`).
+            crate::memory::pool::note_emptied_in_mailbox();
+        }
     }
 }
 
@@ -719,6 +724,17 @@ impl HeapRecord {
         // the lock go, whoever holds it.
         self.full_lock
             .try_lock()
+            .then(|| FullQueues { record: self })
+    }
+
+    /// As [`HeapRecord::try_lock_full`], but a lock found taken is marked,
+    /// so that its holder, letting it go, notes a sweep's work: for a
+    /// sweep's last try.
+    #[inline]
+    pub(crate) fn try_lock_full_or_mark(&self) -> Option<FullQueues<'_>> {
+        // Made only once the lock is taken, as in `try_lock_full`.
+        self.full_lock
+            .try_lock_or_mark()
             .then(|| FullQueues { record: self })
     }
 
