@@ -113,6 +113,18 @@ fn sweep(patient: bool) {
     });
 }
 
+impl Drop for FullQueues<'_> {
+    /// Lets the heap's lock go; if a sweep found it taken and left the
+    /// mailbox, notes the sweep's work for a later one, in case the owner
+    /// makes no refill that drains it.
+    fn drop(&mut self) {
+        // SAFETY: the guard is being dropped, once.
+        if unsafe { self.let_go() } {
+            pool::note_emptied_in_mailbox();
+        }
+    }
+}
+
 /// The lock of `record`'s heap: if free, or (`patient`) once its holder
 /// lets it go within [`TRIM_TRIES`] tries. The last try marks a lock it
 /// finds taken, so that its holder notes the sweep's work as it lets go.

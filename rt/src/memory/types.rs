@@ -434,7 +434,9 @@ pub(crate) struct FullHeads {
 
 /// A heap's full queues and the spans on them, reached while holding the
 /// heap's lock ([`HeapRecord::lock_full`], [`HeapRecord::try_lock_full`]),
-/// which dropping this lets go.
+/// which dropping this lets go. (Its `Drop` is the sweeps', in
+/// `heap/sweep.rs`: letting go of a lock that a sweep found taken also
+/// makes the note that asks a later sweep to look again.)
 pub(crate) struct FullQueues<'a> {
     record: &'a HeapRecord,
 }
@@ -452,16 +454,16 @@ impl FullQueues<'_> {
             None => crate::base::fatal::fatal("batch-alloc: corrupted size class"),
         }
     }
-}
 
-impl Drop for FullQueues<'_> {
-    fn drop(&mut self) {
-        if self.record.full_lock.unlock() {
-            // A sweep found the heap at work and left its mailbox: a later
-            // one looks again, in case the owner makes no refill to drain
-            // it (`heap/sweep.rs`).
-            crate::memory::pool::note_emptied_in_mailbox();
-        }
+    /// Lets the heap's lock go: true if a sweep found it taken meanwhile
+    /// (`HeapLock::unlock`). For the guard's `Drop`.
+    ///
+    /// # Safety
+    /// - Called once, as the guard is dropped: nothing reaches the queues
+    ///   through it afterwards.
+    #[inline]
+    pub(crate) unsafe fn let_go(&mut self) -> bool {
+        self.record.full_lock.unlock()
     }
 }
 
