@@ -10,12 +10,14 @@
 //! find the span and its slots): the owner parks a span full with the
 //! real `reserve`, frees its own slot into it with the real
 //! `free_owned_rare`, drains its mailbox with the real `drain_mailbox`
-//! (which moves a span off the full queue with the real `unpark`) and
-//! takes a span's list with the real `collect`; a sweep is the real
-//! `sweep_heap`. A release resets the span with the real `Span::reset`
-//! and a reuse assigns it with the real `Span::assign`, so that a thread
-//! that reads a span after another has released it sees what it would
-//! see in the program.
+//! (which moves a span off the full queue with the real `unpark`), takes
+//! a span's list with the real `collect`, and exits with the real
+//! `abandon_span` (what `retire_span` does to a span before releasing
+//! it); a sweep is the real `sweep_heap`. Where a model reuses a frame,
+//! its release resets the span with the real `Span::reset` and the reuse
+//! assigns it with the real `Span::assign`, so that a thread that reads a
+//! span after another has released it sees what it would see in the
+//! program.
 //!
 //! What the models do not run, and what they do in its place:
 //! - The pool, whose stacks and clock are the process's: a frame released
@@ -32,8 +34,6 @@
 //!   reclaim, counted), and the owner's free into its full span is
 //!   `free_owned_rare` told what `free` tells it (the span is on the full
 //!   queue, read from the owner word as `free` reads it).
-//! - The owner's exit: the steps `retire_span` takes on a span (`disarm`,
-//!   the owner word cleared, `abandon`), without its release to the pool.
 //! - The remote list's own models take lists with the real `take`, and
 //!   walk them, where `collect` splices them onto a span's free list.
 //!
@@ -62,11 +62,12 @@ use crate::heap::remote::{
 };
 use crate::heap::reserve::reserve;
 use crate::heap::this_thread;
+use crate::heap::thread::abandon_span;
 use crate::memory::cursor::Reservation;
 use crate::memory::link::{read_link, write_link};
 use crate::memory::pool;
 use crate::memory::region::{self, Located};
-use crate::memory::types::{HeapRecord, OwnedHeap, OwnerWord, Span, Tally, NIL};
+use crate::memory::types::{HeapRecord, OwnedHeap, Span, Tally, NIL};
 
 /// The size class of the models' spans: any, since a model gives its span
 /// its slot size and count.
@@ -226,6 +227,13 @@ impl Fixture {
         }
     }
 
+    /// The owner's exit, for the span: the real `abandon_span`, the steps
+    /// `retire_span` takes before it releases the span (true: no slot is
+    /// out, and the caller releases it).
+    fn exit(&self) -> bool {
+        abandon_span(Frame::FIRST, &self.span)
+    }
+
     /// Whether the span waits in its owner's mailbox on the full queue with
     /// every slot out back on its list: what a note asks a sweep to take.
     fn emptied_in_mailbox(&self) -> bool {
@@ -327,13 +335,7 @@ fn an_abandoned_span_is_reclaimed_exactly_once() {
                 thread::spawn(move || fixture.free_remotely(i))
             })
             .collect();
-        // The owner exits: disarm, disown, abandon.
-        remote::disarm(&fixture.span);
-        fixture.span.set_owner(OwnerWord::NONE);
-        let mut reclaims = usize::from(remote::abandon(
-            &fixture.span,
-            fixture.span.used.load(Relaxed),
-        ));
+        let mut reclaims = usize::from(fixture.exit());
         for freer in freers {
             reclaims += usize::from(freer.join().unwrap());
         }
@@ -383,17 +385,13 @@ fn an_exiting_owner_waits_out_a_notification() {
             thread::spawn(move || fixture.free_remotely(0))
         };
         // The owner exits while the free may be notifying it: disarming waits
-        // until the mailbox push is done, so the heap outlives its use.
-        remote::disarm(&fixture.span);
+        // until the mailbox push is done, so the heap outlives its use
+        // (`abandon` aborts on a span a freer may still notify).
+        let mut reclaims = usize::from(fixture.exit());
         assert!(
             !remote::word(&fixture.span).has(NOTIFYING),
-            "disarm returns with no notification under way"
+            "the exit returns with no notification under way"
         );
-        fixture.span.set_owner(OwnerWord::NONE);
-        let mut reclaims = usize::from(remote::abandon(
-            &fixture.span,
-            fixture.span.used.load(Relaxed),
-        ));
         reclaims += usize::from(freer.join().unwrap());
         assert_eq!(reclaims, 1);
     });
@@ -414,9 +412,7 @@ fn the_last_remote_free_racing_the_owner_exit_releases_once() {
                 }
             })
         };
-        remote::disarm(&fixture.span);
-        fixture.span.set_owner(OwnerWord::NONE);
-        if remote::abandon(&fixture.span, fixture.span.used.load(Relaxed)) {
+        if fixture.exit() {
             fixture.release_and_reuse(3);
         }
         freer.join().unwrap();
@@ -431,12 +427,7 @@ fn the_last_remote_free_racing_the_owner_exit_releases_once() {
 fn a_remote_free_does_not_release_a_span_reused_meanwhile() {
     loom::model(|| {
         let fixture = Fixture::new(2);
-        remote::disarm(&fixture.span);
-        fixture.span.set_owner(OwnerWord::NONE);
-        assert!(!remote::abandon(
-            &fixture.span,
-            fixture.span.used.load(Relaxed)
-        ));
+        assert!(!fixture.exit());
         let freers: Vec<_> = (0..2)
             .map(|i| {
                 let fixture = fixture.clone();
@@ -490,9 +481,7 @@ fn a_chain_sent_from_an_outbox_races_the_owner_exit() {
                 }
             })
         };
-        remote::disarm(&fixture.span);
-        fixture.span.set_owner(OwnerWord::NONE);
-        if remote::abandon(&fixture.span, fixture.span.used.load(Relaxed)) {
+        if fixture.exit() {
             fixture.release_and_reuse(1);
         }
         chain_sender.join().unwrap();

@@ -243,6 +243,17 @@ fn retire_current() {
 /// nothing is out, otherwise abandoned to the frees still to come. The
 /// heap's lock is held.
 fn retire_span(frame: Frame, span: &Span) {
+    if abandon_span(frame, span) {
+        // SAFETY: every slot is free, the span is on no queue, and nobody
+        // notifies a disarmed span.
+        unsafe { pool::release_frame(frame) };
+    }
+}
+
+/// [`retire_span`]'s steps on the span but its release: disarms it, takes
+/// it off its queue and its owner, and abandons it. True if no slot is
+/// out, so the caller releases it. (The loom models run it.)
+pub(crate) fn abandon_span(frame: Frame, span: &Span) -> bool {
     check!(
         // SAFETY: the span belongs to this exiting heap, which holds no
         // reference to its state; its free list's links are visible to it.
@@ -259,11 +270,7 @@ fn retire_span(frame: Frame, span: &Span) {
     }
     span.set_owner(OwnerWord::NONE);
     window();
-    if remote::abandon(span, span.used()) {
-        // SAFETY: every slot is free, the span is on no queue, and nobody
-        // notifies a disarmed span.
-        unsafe { pool::release_frame(frame) };
-    }
+    remote::abandon(span, span.used())
 }
 
 // ---- fork ----
