@@ -232,7 +232,11 @@
 //!     queue off it, to the pool — `sweep_heap` (`heap/sweep.rs`),
 //!     `take_emptied` (`heap/remote.rs`), `unlink_full` (`heap/queues.rs`),
 //!     `release_frame` (`memory/pool.rs`) — and puts the other spans back
-//!     in the mailbox for their owner. `trim()` sweeps at once, on any
+//!     in the mailbox for their owner. A heap whose lock is taken is left
+//!     to its owner, the lock marked, and the owner, letting it go, notes
+//!     the sweep's work for a later one — `try_lock_or_mark`
+//!     (`base/sync.rs`), `unlock` (`base/sync.rs`), and the `Drop` of
+//!     `FullQueues` in `heap/sweep.rs`. `trim()` sweeps at once, on any
 //!     thread — `sweep_now` (`heap/sweep.rs`).
 //!
 //! ## Thread exit
