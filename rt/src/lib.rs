@@ -65,14 +65,21 @@
 //!   freed slot goes is decided in one place, `free` (`heap/free.rs`); the
 //!   protocol, from the push to the owner's merge, is `heap/remote.rs`.
 //! - **armed**: a span parked on its owner's full queue, whose next remote
-//!   free puts it in the owner's **mailbox**.
+//!   free puts it in the owner's **mailbox**. The full queues, the spans
+//!   on them and the mailbox's drain are under the heap's **lock**
+//!   (`HeapRecord::full_lock`), which the owner's fast paths never take.
+//! - **sweep**: another thread taking the spans that other threads' frees
+//!   emptied out of a heap's mailbox, to the pool, when the heap's owner
+//!   has not taken them back (it makes no refill: it waits, or allocates
+//!   outside scopes); see `heap/sweep.rs`.
 //! - **abandoned span**: a span whose owner thread exited while slots of
 //!   it were out. Frees still work; the last one returns the span to the
 //!   pool.
 //! - **pool**: empty frames shared by all threads; past a limit (32 MiB)
 //!   they decay: a frame that has waited a second unused goes back to the
 //!   operating system at the runtime's next refill, large block or frame
-//!   given back (see [`trim`]).
+//!   given back (see [`trim`]). Spans emptied by other threads' frees
+//!   come to it from their owner, or from a sweep.
 //!
 //! # The life of a box
 //!
@@ -134,9 +141,10 @@
 //!    slow road — `reserve_slow` (`heap/reserve.rs`): it sends the outbox
 //!    (step 11), drains the mailbox (step 13), then takes recycled slots
 //!    first, fresh ones after — `take_slots` (`heap/reserve.rs`). A span
-//!    with nothing left moves to the full queue, armed — `park_full`
-//!    (`heap/reserve.rs`), `arm` (`heap/remote.rs`), `move_to`
-//!    (`heap/queues.rs`).
+//!    with nothing left moves to the full queue, armed, under the heap's
+//!    lock, which a sweep (step 15) may hold — `park_full`
+//!    (`heap/reserve.rs`), `HeapRecord::lock_full` (`memory/types.rs`),
+//!    `arm` (`heap/remote.rs`), `park` (`heap/queues.rs`).
 //! 6. With no span left in the class, a new one — `new_span`
 //!    (`heap/reserve.rs`). Its frame comes from the pool — `acquire_frame`
 //!    (`memory/pool.rs`), `pop_empty_frame` (`memory/pool.rs`) — or from
@@ -204,33 +212,53 @@
 //!     (`heap/remote.rs`), `quiesce` (`heap/remote.rs`) — takes the remote
 //!     list in one exchange — `take` (`heap/remote.rs`) — splices it onto
 //!     the span's free list — `merge` (`heap/remote.rs`) — and moves the
-//!     span back to the avail queue — `move_to` (`heap/queues.rs`).
+//!     span back to the avail queue — `unpark` (`heap/queues.rs`). It holds
+//!     its heap's lock meanwhile, as a sweep does.
 //! 14. A span already on the avail queue is collected when a refill looks
 //!     at it — `collect` (`heap/remote.rs`), `take` (`heap/remote.rs`),
 //!     `merge` (`heap/remote.rs`). Its slots go out again — `take_slots`
 //!     (`heap/reserve.rs`). `trim()` collects at once — `trim_current`
 //!     (`heap/thread.rs`), `release_empty_spans` (`heap/queues.rs`).
+//! 15. An owner that makes no refill (it waits, or allocates only outside
+//!     scopes) leaves the spans other threads emptied in its mailbox; a
+//!     sweep on another thread takes them. The push that leaves a span in
+//!     the mailbox with every slot back notes it — `emptied_in_mailbox`
+//!     (`heap/remote.rs`), `notify_owner` (`heap/remote.rs`),
+//!     `note_emptied_in_mailbox` (`memory/pool.rs`). The runtime's next
+//!     events, on any thread, see the note, and the first past a delay
+//!     sweeps — `at_event` (`heap/sweep.rs`), `decay_if_due`
+//!     (`memory/pool.rs`), `sweep_due` (`heap/sweep.rs`). Holding each
+//!     other heap's lock in turn, it takes an emptied span on the full
+//!     queue off it, to the pool — `sweep_heap` (`heap/sweep.rs`),
+//!     `take_emptied` (`heap/remote.rs`), `unlink_full` (`heap/queues.rs`),
+//!     `release_frame` (`memory/pool.rs`) — and puts the other spans back
+//!     in the mailbox for their owner. A heap whose lock is taken is left
+//!     to its owner, the lock marked, and the owner, letting it go, notes
+//!     the sweep's work for a later one — `try_lock_or_mark`
+//!     (`base/sync.rs`), `unlock` (`base/sync.rs`), and the `Drop` of
+//!     `FullQueues` in `heap/sweep.rs`. `trim()` sweeps at once, on any
+//!     thread — `sweep_now` (`heap/sweep.rs`).
 //!
 //! ## Thread exit
 //!
-//! 15. The heap retires from a thread-exit key destructor, armed when the
+//! 16. The heap retires from a thread-exit key destructor, armed when the
 //!     heap was made (step 3) — `retire_at_exit` (`heap/thread.rs`),
 //!     `retire_current` (`heap/thread.rs`). Scopes stop opening on the
 //!     thread. The outbox is sent — `send_all` (`heap/outbox.rs`); the
 //!     runs' unused slots go back — `give_back_runs` (`heap/queues.rs`),
 //!     `give_back` (`heap/queues.rs`); the mailbox is drained —
 //!     `drain_mailbox` (`heap/queues.rs`).
-//! 16. Each span is released if nothing is out of it, else abandoned —
+//! 17. Each span is released if nothing is out of it, else abandoned —
 //!     `retire_span` (`heap/thread.rs`), `disarm` (`heap/remote.rs`),
 //!     `abandon` (`heap/remote.rs`), `release_frame` (`memory/pool.rs`).
 //!     The heap record goes back for a later thread —
 //!     `HeapRecord::hand_back` (`memory/types.rs`).
-//! 17. Frees into an abandoned span still work, from any thread: each
+//! 18. Frees into an abandoned span still work, from any thread: each
 //!     counts the span's remote word down — `free_pushed` (`heap/free.rs`),
 //!     `push_chain` (`heap/remote.rs`). The exiting thread makes no new
 //!     heap; its own later frees skip the outbox — `free_without_heap`
 //!     (`heap/free.rs`).
-//! 18. The last free returns the span to the pool — `finish_push`
+//! 19. The last free returns the span to the pool — `finish_push`
 //!     (`heap/remote.rs`), `release_frame` (`memory/pool.rs`),
 //!     `pool_empty_frame` (`memory/pool.rs`). Past the pool's limit a frame
 //!     left unused decays to the OS at a later event — `decay_if_due`
@@ -259,7 +287,9 @@
 //             slots coming back or given back (queues), remote frees chained
 //             and sent (outbox), a heap's life: made, trimmed, forked,
 //             retired (thread), refills (reserve), where a freed slot goes
-//             (free), the runs scopes and batches allocate from (runs)
+//             (free), the runs scopes and batches allocate from (runs),
+//             sweeps of the spans idle owners' mailboxes hold emptied
+//             (sweep)
 // 4. front/   whether BatchAlloc is installed (probe), the environment
 //             (settings), the allocator wrapper (global), statistics
 //             (stats), batches (batch), scopes (scope), the per-site report

@@ -92,6 +92,16 @@ pub const FRAME_DECAY_MILLIS: u32 = 1000;
 /// mimalloc's purge delay is 10 ms, jemalloc's dirty-page decay 10 s.
 pub const EXTENT_DECAY_MILLIS: u32 = 100;
 
+/// How long spans that other threads' frees emptied may wait in their
+/// owner's mailbox, the owner making no refill to take them, before a
+/// sweep on another thread takes them to the pool (`heap/sweep.rs`), at
+/// the first refill or large block made or freed on any thread past it,
+/// counted from the first such event after the free. From the pool they
+/// go back as every empty frame does ([`FRAME_DECAY_MILLIS`]), so a
+/// burst freed into an idle thread's spans goes back within about the
+/// sum; docs/runtime.md ("When memory goes back") states the promise.
+pub const SWEEP_DELAY_MILLIS: u32 = 100;
+
 /// Slots asked for by the first refill of a run (a scope's, or a batch's
 /// with no capacity), which later refills double.
 pub const FIRST_REFILL: usize = 8;

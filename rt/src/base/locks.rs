@@ -23,20 +23,42 @@ pub(crate) static REPORT: SpinLock = SpinLock::new(0);
 /// Held while a heap record is carved and published (`record.rs`); a new
 /// record may take a frame from the free extents or commit frames.
 pub(crate) static RECORDS: SpinLock = SpinLock::new(1);
+/// Held by a sweep (`heap/sweep.rs`) from its first heap to its last, so
+/// that one sweep runs at a time and a fork lands between sweeps: the
+/// forking thread's heap lock is then free in the child (its own thread is
+/// outside the runtime when it forks), and a heap whose lock another
+/// thread held at the fork is one the child never sweeps (and, since only
+/// a holder letting the lock go makes the note a sweep that found it taken
+/// leaves, one that brings no sweep back).
+pub(crate) static SWEEP: SpinLock = SpinLock::new(2);
+/// The rank of every heap's lock (`HeapLock`, `HeapRecord::full_lock`): a
+/// sweep takes one under [`SWEEP`]; an owner holding its own may take the
+/// extents', decay's and commit locks (a span released or made), never
+/// [`SWEEP`] or a second heap's. There is one per heap, so the fork
+/// handlers do not take them (see [`SWEEP`]).
+pub(crate) const HEAP: u8 = 3;
 /// Held while the table of free extents is read or written (`pool.rs`).
-pub(crate) static EXTENTS: SpinLock = SpinLock::new(2);
+pub(crate) static EXTENTS: SpinLock = SpinLock::new(4);
 /// Held while the decay or `trim` walks the empty frames it took off the
 /// pool's stacks (`pool.rs`): a fork waits until they are back.
-pub(crate) static DECAY: SpinLock = SpinLock::new(3);
+pub(crate) static DECAY: SpinLock = SpinLock::new(5);
 /// Held while the region is mapped (`region.rs`).
-pub(crate) static REGION_INIT: SpinLock = SpinLock::new(4);
+pub(crate) static REGION_INIT: SpinLock = SpinLock::new(6);
 /// Held while frames are committed (`region.rs`).
-pub(crate) static COMMIT: SpinLock = SpinLock::new(5);
+pub(crate) static COMMIT: SpinLock = SpinLock::new(7);
 
-/// Every lock above, in rank order. (A function: a `const` may not refer
-/// to statics on the supported Rust versions.)
-fn all() -> [&'static SpinLock; 6] {
-    [&REPORT, &RECORDS, &EXTENTS, &DECAY, &REGION_INIT, &COMMIT]
+/// Every process-wide lock above, in rank order. (A function: a `const`
+/// may not refer to statics on the supported Rust versions.)
+fn all() -> [&'static SpinLock; 7] {
+    [
+        &REPORT,
+        &RECORDS,
+        &SWEEP,
+        &EXTENTS,
+        &DECAY,
+        &REGION_INIT,
+        &COMMIT,
+    ]
 }
 
 /// Registers the handlers below, once.

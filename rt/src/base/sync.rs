@@ -57,7 +57,7 @@ pub(crate) struct SpinLock {
 
 impl SpinLock {
     /// A lock of rank `rank`, below 32 (the debug check keeps one bit per
-    /// rank in a `u32`; `locks.rs` uses 0 to 5).
+    /// rank in a `u32`; `locks.rs` uses 0 to 7).
     pub(crate) const fn new(rank: u8) -> SpinLock {
         SpinLock {
             locked: AtomicBool::new(false),
@@ -97,6 +97,104 @@ impl SpinLock {
         // Release: this holder's writes are visible to the next.
         self.locked.store(false, Ordering::Release);
         lock_order::released(self.rank);
+    }
+}
+
+/// The lock of one heap's parked spans (`HeapRecord::full_lock`): its
+/// owner holds it while it changes its full queues or the spans on them,
+/// or drains its mailbox; a sweep (`heap/sweep.rs`) while it takes the
+/// spans other threads emptied out of them. A spin lock like
+/// [`SpinLock`], of a rank in the same order, but on the protocols'
+/// atomics (loom's in the models, which spin on it), so that the models
+/// run the owner and a sweep against each other through it.
+///
+/// A sweep that finds the lock taken marks it ([`HeapLock::try_lock_or_mark`]),
+/// and the holder learns it as it lets the lock go ([`HeapLock::unlock`]):
+/// the mark and the lock are one word, so that no unlock can come between
+/// the sweep's look and its mark unseen.
+pub(crate) struct HeapLock {
+    /// [`HeapLock::LOCKED`], with [`HeapLock::MARKED`] once a sweep found
+    /// it so; 0 when free.
+    word: AtomicU32,
+    rank: u8,
+}
+
+impl HeapLock {
+    const LOCKED: u32 = 1;
+    const MARKED: u32 = 2;
+
+    /// An unlocked lock of rank `rank` (see [`SpinLock::new`]).
+    pub(crate) fn new(rank: u8) -> HeapLock {
+        HeapLock {
+            word: AtomicU32::new(0),
+            rank,
+        }
+    }
+
+    /// Takes the lock, waiting for a holder to let it go.
+    pub(crate) fn lock(&self) {
+        lock_order::taking(self.rank);
+        let mut spins = 0;
+        // Acquire: the previous holder's writes are visible.
+        while self
+            .word
+            .compare_exchange_weak(0, Self::LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            backoff(&mut spins);
+        }
+    }
+
+    /// Takes the lock if it is free; false, at once, if another thread
+    /// holds it.
+    pub(crate) fn try_lock(&self) -> bool {
+        lock_order::taking(self.rank);
+        // Acquire: as in `lock`.
+        let taken = self
+            .word
+            .compare_exchange(0, Self::LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+        if !taken {
+            lock_order::released(self.rank);
+        }
+        taken
+    }
+
+    /// Takes the lock if it is free; if another thread holds it, marks it,
+    /// so that the holder's [`HeapLock::unlock`] says a sweep found it
+    /// taken, and returns false.
+    pub(crate) fn try_lock_or_mark(&self) -> bool {
+        lock_order::taking(self.rank);
+        let mut word = self.word.load(Ordering::Relaxed);
+        loop {
+            let new = if word == 0 {
+                Self::LOCKED
+            } else {
+                word | Self::MARKED
+            };
+            if new == word {
+                break;
+            }
+            // Acquire: as in `lock`, when this takes it.
+            match self
+                .word
+                .compare_exchange_weak(word, new, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) if word == 0 => return true,
+                Ok(_) => break,
+                Err(seen) => word = seen,
+            }
+        }
+        lock_order::released(self.rank);
+        false
+    }
+
+    /// Lets the lock go; true if a sweep marked it meanwhile.
+    pub(crate) fn unlock(&self) -> bool {
+        // Release: this holder's writes are visible to the next.
+        let word = self.word.swap(0, Ordering::Release);
+        lock_order::released(self.rank);
+        word & Self::MARKED != 0
     }
 }
 

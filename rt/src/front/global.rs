@@ -17,6 +17,7 @@ use crate::front::probe::{is_probe, may_be_probe, observe_probe};
 use crate::heap::free::free;
 use crate::heap::runs::count_large_block;
 use crate::heap::runs::{alloc_in_scope, bump_scoped, class_of_layout};
+use crate::heap::sweep;
 use crate::heap::this_thread::{self, ScopeState};
 use crate::memory::large;
 use crate::memory::region::{locate, Located};
@@ -390,6 +391,11 @@ fn scope_block(state: ScopeState, layout: Layout, zeroed: bool) -> Option<NonNul
     if !large::serves(layout.size(), layout.align()) {
         return None;
     }
+    // A large block is one of the events the decay of empty memory and
+    // sweeps wait for (`pool.rs`, `sweep.rs`): a program that dropped a
+    // structure of small objects and now makes only large blocks gives no
+    // frame back to run them.
+    sweep::at_event();
     let block = large::alloc(layout.size(), zeroed)?;
     count_large_block(state);
     Some(block)

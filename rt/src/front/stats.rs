@@ -20,7 +20,12 @@ use crate::memory::types::NO_HEAP;
 /// thread's outbox until it refills, exits or calls `stats()`. The counts
 /// below leave the runs' unused slots and the outboxes' slots out, so with
 /// other threads quiet (not allocating or freeing, and their batches
-/// dropped) every field is exact.
+/// dropped) every field is exact. A thread's heap gives its runs and
+/// chains back when it retires, in the thread's exit handlers, which run
+/// after its closure has returned: `JoinHandle::join` waits for them, the
+/// joins at the end of `std::thread::scope` do not, so a snapshot taken
+/// right after `thread::scope` returns may still count exited threads'
+/// slots and spans; join the handles to take it settled.
 /// Gathering it walks every span and every heap: call it for diagnostics
 /// and tests, not in a hot loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

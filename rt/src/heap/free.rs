@@ -15,8 +15,9 @@
 use crate::base::fatal::fatal;
 use crate::base::sync::Ordering;
 use crate::heap::outbox;
-use crate::heap::queues::after_local_free;
+use crate::heap::queues::{after_local_free, after_local_free_full};
 use crate::heap::remote;
+use crate::heap::sweep;
 use crate::heap::this_thread;
 use crate::heap::thread;
 use crate::memory::large;
@@ -211,7 +212,7 @@ fn last_slot_freed(heap: OwnedHeap, at: Located, span: &Span, used: u32) {
 /// - As for [`free`], and `heap`, this thread's heap, owns the span, on its
 ///   full queue if `full`.
 #[inline(never)]
-unsafe fn free_owned_rare(
+pub(crate) unsafe fn free_owned_rare(
     ptr: *mut u8,
     size: usize,
     at: Located,
@@ -222,8 +223,14 @@ unsafe fn free_owned_rare(
     if CHECK_SLOT_STARTS {
         check_slot_start(span, at.offset_in_frame());
     }
+    // SAFETY: `heap` is this thread's (the caller's contract).
+    let heap = unsafe { this_thread::owned(heap) };
+    // A span on the full queue is reached under the heap's lock (a sweep
+    // does not take it: this slot is out of it).
+    let parked = full.then(|| heap.lock_full());
     let slot = Slot { ptr, at, size };
-    // SAFETY: this thread's heap owns the span (the caller's contract).
+    // SAFETY: this thread's heap owns the span (the caller's contract), and
+    // holds the lock if it is on the full queue.
     let sl = unsafe { span.local() };
     // SAFETY: the slot is given up by its box.
     unsafe { slot.write_word(0, sl.free_head ^ link::key(span)) };
@@ -232,9 +239,10 @@ unsafe fn free_owned_rare(
         fatal("batch-alloc: free into a span with no slot out (double free?)");
     };
     span.set_used(used);
-    if used == 0 || full {
-        // SAFETY: `heap` is this thread's (the caller's contract).
-        after_local_free(unsafe { this_thread::owned(heap) }, at.frame(), span);
+    match parked {
+        Some(parked) => after_local_free_full(heap, parked, at.frame(), span),
+        None if used == 0 => after_local_free(heap, at.frame(), span),
+        None => {}
     }
 }
 
@@ -255,7 +263,7 @@ unsafe fn free_owned_rare(
 unsafe fn free_without_heap(ptr: *mut u8, size: usize, at: Located) {
     if large::is_large(at) {
         // SAFETY: forwarded contract; a large block needs no heap.
-        return unsafe { large::free(at) };
+        return unsafe { free_large(at) };
     }
     let span = at.span();
     let heap = thread::init_in_dealloc();
@@ -303,7 +311,7 @@ unsafe fn post_smaller_than_link(ptr: *mut u8, size: usize, at: Located, heap: *
 unsafe fn free_pushed(ptr: *mut u8, size: usize, at: Located) {
     if large::is_large(at) {
         // SAFETY: forwarded contract.
-        return unsafe { large::free(at) };
+        return unsafe { free_large(at) };
     }
     let span = at.span();
     let owner = span.owner();
@@ -320,6 +328,18 @@ unsafe fn free_pushed(ptr: *mut u8, size: usize, at: Located) {
     }
     // SAFETY: forwarded contract.
     unsafe { remote::push_one(at, span, link) }
+}
+
+/// Frees a large block, on any thread: its frames go back to the pool's
+/// free extents, and the free is one of the events sweeps wait for
+/// (`sweep.rs`).
+///
+/// # Safety
+/// - As for `large::free`.
+unsafe fn free_large(at: Located) {
+    // SAFETY: forwarded contract.
+    unsafe { large::free(at) };
+    sweep::at_event();
 }
 
 /// Aborts on a free into a span that no heap owns and that has no slots: a

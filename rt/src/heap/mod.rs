@@ -8,5 +8,6 @@ pub(crate) mod queues;
 pub(crate) mod remote;
 pub(crate) mod reserve;
 pub(crate) mod runs;
+pub(crate) mod sweep;
 pub(crate) mod this_thread;
 pub(crate) mod thread;

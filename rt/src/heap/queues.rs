@@ -3,7 +3,10 @@
 //! mailbox: the remote free itself is `remote.rs`'s), and the unused slots
 //! of batches and runs given back, until a span is empty and goes back to
 //! the pool. Everything here is given the heap it works on; which heap is
-//! this thread's is `this_thread.rs`'s business.
+//! this thread's is `this_thread.rs`'s business. The avail queues and
+//! their spans are the owner's alone; the full queues, their spans and
+//! the mailbox's drain are under the heap's lock (`FullQueues`), which
+//! a sweep on another thread may hold (`sweep.rs`).
 
 use crate::base::fatal::check;
 use crate::base::frame::Frame;
@@ -15,85 +18,142 @@ use crate::memory::pool;
 use crate::memory::record::count_given_back;
 use crate::memory::region::{self, frame_base};
 use crate::memory::types::{
-    HeapLocal, HeapRecord, OwnedHeap, OwnerWord, Span, Tally, QUEUE_AVAIL, QUEUE_FULL, QUEUE_NONE,
+    FullQueues, HeapLocal, HeapRecord, OwnedHeap, OwnerWord, Span, Tally, QUEUE_AVAIL, QUEUE_FULL,
+    QUEUE_NONE,
 };
 
 // ---- class queues ----
 
-fn queue_head(local: &mut HeapLocal, class: u8, queue: u8) -> &mut u32 {
-    let queues = local.queues_of(class);
-    match queue {
-        QUEUE_AVAIL => &mut queues.avail,
-        _ => &mut queues.full,
-    }
-}
-
-/// Puts a span at the front of one of its class's queues.
+/// Links a span, on no queue, in front of the queue whose head is `head`.
 ///
 /// # Safety
-/// - This thread owns the span, which is on no queue, and holds no
-///   reference from `Span::local` for it or its new neighbour.
-pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: Frame, queue: u8) {
+/// - The caller may reach the span's state and its new neighbour's (see
+///   `Span::local`), and holds no reference from `Span::local` for them.
+unsafe fn link_in_front(head: &mut u32, frame: Frame, queue: u8) {
     let span = region::span(frame);
-    if queue == QUEUE_AVAIL {
-        // SAFETY: the caller holds no reference to this span's state.
-        let class = unsafe { span.local().class };
-        if let Some(head) = Frame::from_link(local.queues_of(class).avail) {
-            let old = region::span(head);
-            if head != frame && old.used() == 0 {
-                // The old head would stop being the head while empty.
-                // SAFETY: the old head is another span of this heap.
-                unsafe { release_if_idle(local, head, old) };
-            }
-        }
-    }
-    // SAFETY: the caller owns the span and holds no reference to its state.
+    // SAFETY: the caller's contract.
     let sl = unsafe { span.local() };
-    let head = queue_head(local, sl.class, queue);
     sl.queue = queue;
     span.set_owner(OwnerWord::new(span.owner().heap(), queue == QUEUE_FULL));
     sl.prev = 0;
     sl.next = *head;
     if let Some(next) = Frame::from_link(*head) {
-        // SAFETY: the neighbour is another span of this heap.
+        // SAFETY: the neighbour is on the same queue (the caller's contract).
         unsafe { region::span(next).local().prev = frame.link() };
     }
     *head = frame.link();
 }
 
-/// Takes a span off whichever queue holds it.
+/// Takes a span off the queue whose head is `head` (none: the span is on
+/// no queue).
 ///
 /// # Safety
-/// - This thread owns the span and holds no reference from `Span::local`
-///   for it or its neighbours.
-pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: Frame) {
-    // SAFETY: the caller owns the span and holds no reference to its state.
+/// - As for [`link_in_front`], for the span and its neighbours.
+unsafe fn unlink_from(head: Option<&mut u32>, frame: Frame) {
+    // SAFETY: the caller's contract.
     let sl = unsafe { region::span(frame).local() };
-    let (prev, next, queue) = (sl.prev, sl.next, sl.queue);
+    let (prev, next) = (sl.prev, sl.next);
     sl.queue = QUEUE_NONE;
     sl.prev = 0;
     sl.next = 0;
     if let Some(prev_frame) = Frame::from_link(prev) {
-        // SAFETY: the neighbour is another span of this heap.
+        // SAFETY: the neighbour is on the same queue (the caller's contract).
         unsafe { region::span(prev_frame).local().next = next };
-    } else if queue != QUEUE_NONE {
-        *queue_head(local, sl.class, queue) = next;
+    } else if let Some(head) = head {
+        *head = next;
     }
     if let Some(next_frame) = Frame::from_link(next) {
-        // SAFETY: the neighbour is another span of this heap.
+        // SAFETY: as above.
         unsafe { region::span(next_frame).local().prev = prev };
     }
 }
 
-/// Moves a span between its class's queues.
+/// Puts a span at the front of its class's avail queue. An empty span that
+/// headed it goes back to the pool (only the head may be empty).
+///
+/// # Safety
+/// - This thread owns the span, which is on no queue, and holds no
+///   reference from `Span::local` for it or the queue's spans.
+pub(crate) unsafe fn push_front(local: &mut HeapLocal, frame: Frame) {
+    let span = region::span(frame);
+    // SAFETY: the caller holds no reference to this span's state.
+    let class = unsafe { span.local().class };
+    if let Some(head) = Frame::from_link(local.queues_of(class).avail) {
+        let old = region::span(head);
+        if head != frame && old.used() == 0 {
+            // The old head would stop being the head while empty.
+            // SAFETY: the old head is another span of this heap.
+            unsafe { release_if_idle(local, head, old) };
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { link_in_front(&mut local.queues_of(class).avail, frame, QUEUE_AVAIL) };
+}
+
+/// Takes a span off its class's avail queue (or off no queue).
+///
+/// # Safety
+/// - This thread owns the span, which is not on the full queue, and holds
+///   no reference from `Span::local` for it or its neighbours.
+pub(crate) unsafe fn unlink(local: &mut HeapLocal, frame: Frame) {
+    // SAFETY: the caller's contract.
+    let (class, queue) = unsafe {
+        let sl = region::span(frame).local();
+        (sl.class, sl.queue)
+    };
+    check!(queue != QUEUE_FULL, "a full span unlinked as an avail one");
+    let head = (queue == QUEUE_AVAIL).then(|| &mut local.queues_of(class).avail);
+    // SAFETY: forwarded contract.
+    unsafe { unlink_from(head, frame) };
+}
+
+/// Moves a span of the heap whose full queues `full` holds off its class's
+/// avail queue onto the full one: it has nothing left to reserve.
 ///
 /// # Safety
 /// - As for [`unlink`].
-pub(crate) unsafe fn move_to(local: &mut HeapLocal, frame: Frame, queue: u8) {
+pub(crate) unsafe fn park(local: &mut HeapLocal, full: &mut FullQueues<'_>, frame: Frame) {
     // SAFETY: forwarded contract.
+    unsafe { unlink(local, frame) };
+    // SAFETY: the span is on no queue now; the full queue's spans are
+    // under the lock `full` holds.
+    let class = unsafe { region::span(frame).local().class };
+    // SAFETY: as above.
+    unsafe { link_in_front(full.head(class), frame, QUEUE_FULL) };
+}
+
+/// Takes a span off its class's full queue, to the pool or to another
+/// queue: by its owner, or by a sweep.
+///
+/// # Safety
+/// - The span is on the full queue `full` holds (whose lock the caller
+///   holds, so the queue's spans' state is the caller's to reach), and no
+///   reference from `Span::local` for it or its neighbours is live.
+pub(crate) unsafe fn unlink_full(full: &mut FullQueues<'_>, frame: Frame) {
+    // SAFETY: the caller's contract.
+    let (class, queue) = unsafe {
+        let sl = region::span(frame).local();
+        (sl.class, sl.queue)
+    };
+    check!(
+        queue == QUEUE_FULL,
+        "a span unlinked from a full queue it is not on"
+    );
+    // SAFETY: forwarded contract.
+    unsafe { unlink_from(Some(full.head(class)), frame) };
+}
+
+/// Moves a span this thread's heap owns off its class's full queue (held
+/// by `full`) to the front of the avail queue: slots came back.
+///
+/// # Safety
+/// - As for [`unlink_full`], on this heap's owner thread.
+pub(crate) unsafe fn unpark(local: &mut HeapLocal, full: &mut FullQueues<'_>, frame: Frame) {
+    // SAFETY: forwarded contract; then the span is on no queue, this
+    // thread's to put on its avail queue.
     unsafe {
-        unlink(local, frame);
-        push_front(local, frame, queue);
+        unlink_full(full, frame);
+        push_front(local, frame);
     }
 }
 
@@ -101,7 +161,13 @@ pub(crate) unsafe fn move_to(local: &mut HeapLocal, frame: Frame, queue: u8) {
 
 /// Puts every span that remote frees put in the mailbox where the slots
 /// taken back from it leave it: off the full queue, or, emptied, started
-/// over or back to the pool. Owner only.
+/// over or back to the pool. Owner only, without the heap's lock, which it
+/// takes if the mailbox holds spans (waiting for a sweep of the mailbox
+/// to end). Whether it does is read without the lock: while a sweep has
+/// taken the mailbox's spans out to look at them, the mailbox reads empty
+/// and the drain is skipped; the spans the sweep does not release go back
+/// in the mailbox, for the owner's next drain. No sweep can take what
+/// this takes: a sweep takes only spans it finds in the mailbox.
 #[inline]
 pub(crate) fn drain_mailbox(heap: OwnedHeap, local: &mut HeapLocal) {
     if !heap.mailbox.is_empty() {
@@ -111,12 +177,15 @@ pub(crate) fn drain_mailbox(heap: OwnedHeap, local: &mut HeapLocal) {
 
 #[cold]
 fn drain_mailbox_slow(heap: OwnedHeap, local: &mut HeapLocal) {
+    let mut full = heap.lock_full();
     for (frame, span, taken) in remote::take_mailbox(heap) {
-        // SAFETY: spans in the mailbox belong to this heap; no other local
-        // reference is live.
-        if taken != 0 && unsafe { span.local().queue } == QUEUE_FULL {
+        // SAFETY: spans in the mailbox belong to this heap, and the lock
+        // is held for those on the full queue; no other local reference
+        // is live.
+        let on_full_queue = unsafe { span.local().queue } == QUEUE_FULL;
+        if on_full_queue && (taken != 0 || span.used() == 0) {
             // SAFETY: as above.
-            unsafe { move_to(local, frame, QUEUE_AVAIL) };
+            unsafe { unpark(local, &mut full, frame) };
         }
         if span.used() == 0 {
             span_emptied(local, frame, span);
@@ -124,18 +193,17 @@ fn drain_mailbox_slow(heap: OwnedHeap, local: &mut HeapLocal) {
     }
 }
 
-/// A span on this heap has no slot out: the head of its avail queue starts
-/// over with one fresh stretch, any other goes back to the pool. Owner only.
+/// A span on this heap's avail queue has no slot out: the head of the
+/// queue starts over with one fresh stretch, any other goes back to the
+/// pool. Owner only.
 pub(crate) fn span_emptied(local: &mut HeapLocal, frame: Frame, span: &Span) {
-    // SAFETY: the span belongs to this heap; no other local reference is live.
+    // SAFETY: the span belongs to this heap, not on its full queue; no
+    // other local reference is live.
     let sl = unsafe { span.local() };
     sl.restart();
     let class = sl.class;
-    if sl.queue == QUEUE_FULL {
+    if local.queues_of(class).avail != frame.link() {
         // SAFETY: as above; `sl` is not used past this point.
-        unsafe { move_to(local, frame, QUEUE_AVAIL) };
-    } else if local.queues_of(class).avail != frame.link() {
-        // SAFETY: as above.
         unsafe { release_if_idle(local, frame, span) };
     }
 }
@@ -194,19 +262,37 @@ unsafe fn release_if_idle(local: &mut HeapLocal, frame: Frame, span: &Span) {
     }
 }
 
-/// After a local free or give-back: the span may have left the full queue or
-/// become empty. Owner only.
+/// After a local free or give-back into a span on the avail queue, which
+/// it emptied. Owner only.
 #[cold]
 #[inline(never)]
 pub(crate) fn after_local_free(heap: OwnedHeap, frame: Frame, span: &Span) {
     // SAFETY: this thread owns the heap (the span's owner is its record) and
     // the caller holds no reference to its state.
     let local = unsafe { heap.local() };
-    // SAFETY: as above, for the span.
-    if unsafe { span.local().queue } == QUEUE_FULL {
-        // SAFETY: as above.
-        unsafe { move_to(local, frame, QUEUE_AVAIL) };
+    if span.used() == 0 {
+        span_emptied(local, frame, span);
     }
+}
+
+/// After a local free or give-back into a span on the full queue, made
+/// with the heap's lock held (`full`): the span has a slot to reserve
+/// again, and goes to the avail queue (emptied, it starts over there).
+/// Owner only.
+#[cold]
+#[inline(never)]
+pub(crate) fn after_local_free_full(
+    heap: OwnedHeap,
+    mut full: FullQueues<'_>,
+    frame: Frame,
+    span: &Span,
+) {
+    // SAFETY: this thread owns the heap (the span's owner is its record) and
+    // the caller holds no reference to its state.
+    let local = unsafe { heap.local() };
+    // SAFETY: as above; the span is on the full queue `full` holds.
+    unsafe { unpark(local, &mut full, frame) };
+    drop(full);
     if span.used() == 0 {
         span_emptied(local, frame, span);
     }
@@ -239,11 +325,16 @@ pub(crate) unsafe fn give_back(heap: *mut HeapRecord, unused: Reservation, tally
     let span = region::span(frame);
     let size = span.slot_size.load(Ordering::Relaxed);
     count_given_back(heap, unused.len, tally);
-    if span.owner().heap() == heap {
+    let owner = span.owner();
+    if owner.heap() == heap {
         // SAFETY: the span's owner is `heap`, this thread's heap (the
         // caller's contract; never the no-heap marker, which owns nothing).
         let heap = unsafe { OwnedHeap::new(&*heap) };
-        // SAFETY: forwarded contract; this thread owns the span.
+        // A span on the full queue is reached under the heap's lock (a
+        // sweep does not take it: its slots given back here are out).
+        let full = owner.on_full_queue().then(|| heap.lock_full());
+        // SAFETY: forwarded contract; this thread owns the span, and holds
+        // the lock if it is on the full queue.
         unsafe { give_back_local(frame, span, unused, size) };
         let Some(used) = span.used().checked_sub(unused.len) else {
             crate::base::fatal::fatal("batch-alloc: more slots given back than were reserved");
@@ -256,8 +347,10 @@ pub(crate) unsafe fn give_back(heap: *mut HeapRecord, unused: Reservation, tally
             unsafe { span.is_valid(sl, frame_base(frame)) },
             "span counts after a give-back"
         );
-        if sl.queue == QUEUE_FULL || span.used() == 0 {
-            after_local_free(heap, frame, span);
+        match full {
+            Some(full) => after_local_free_full(heap, full, frame, span),
+            None if span.used() == 0 => after_local_free(heap, frame, span),
+            None => {}
         }
     } else {
         // SAFETY: forwarded contract.
@@ -266,7 +359,8 @@ pub(crate) unsafe fn give_back(heap: *mut HeapRecord, unused: Reservation, tally
 }
 
 /// # Safety
-/// - As for [`give_back`], and this thread owns the span.
+/// - As for [`give_back`], and this thread owns the span, holding its
+///   heap's lock if the span is on the full queue.
 unsafe fn give_back_local(frame: Frame, span: &Span, unused: Reservation, size: u32) {
     let base = frame_base(frame);
     let key = link::key(span);

@@ -6,7 +6,11 @@
 //! this was. The owner takes a list back in one exchange and splices it
 //! onto the span's free list: one span's ([`collect`]), or every span its
 //! mailbox holds ([`take_mailbox`]). Where a span then goes among its
-//! heap's class queues is `queues.rs`'s business.
+//! heap's class queues is `queues.rs`'s business. A push that leaves a
+//! span in its owner's mailbox with every slot back notes it for a sweep
+//! (`sweep.rs`), which, holding the owner's lock, takes such a span's list
+//! in one compare-and-swap and gives the span to the pool
+//! ([`take_emptied`]).
 //!
 //! Each span has one 64-bit atomic word:
 //!
@@ -194,10 +198,44 @@ pub(crate) unsafe fn push_plain(span: &Span, offset: u32, mut link_last: impl Fn
         let new = word.pushed(1, offset);
         window();
         // Release: the link is visible to the owner that takes the list.
-        match compare_exchange_weak(span, word, new, Ordering::Release, Ordering::Relaxed) {
-            Ok(_) => return true,
+        // Acquire: see `emptied_in_mailbox`.
+        match compare_exchange_weak(span, word, new, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => {
+                emptied_in_mailbox(span, new);
+                return true;
+            }
             Err(seen) => word = seen,
         }
+    }
+}
+
+/// After a push that published `new`, a word with no notification to
+/// make: notes a sweep's work if the span waits in its owner's mailbox with
+/// every slot out of it back. The note is for a span on the full queue,
+/// whose `used` counts its slots; the push does not know the queue (the
+/// owner's free may have moved the span to the avail queue since it was
+/// mailed) and compares with `used` either way.
+///
+/// Acquire, on the push: if the span is on the full queue and this push
+/// brings the count to its slot count, the read returns that count. The
+/// owner stored it before handing out the slots of the refill that filled
+/// the span; each freer got its slot through a hand-over that followed,
+/// and the pushes are read-modify-writes of one word, each acquiring the
+/// ones before it, so this one comes after every push it counts and every
+/// hand-over before them (`notify_owner` argues its read the same way).
+///
+/// The read is of the owner's line. On a span on the full queue the owner
+/// writes it only as it takes the span off, under the lock; one the owner
+/// moved to its avail queue has `used` written there, without the lock,
+/// by the owner's frees and refills, and the read may take the line from
+/// the owner: false sharing, and no more, since
+/// `used` is atomic, and a span on the avail queue is its owner's to give
+/// back, noted or not. A span drained or reused meanwhile may read as
+/// anything: a note too many costs a sweep that finds nothing.
+#[inline(always)]
+fn emptied_in_mailbox(span: &Span, new: RemoteWord) {
+    if new.has(IN_MAILBOX) && !new.has(NOTIFYING) && new.count() == span.used() {
+        pool::note_emptied_in_mailbox();
     }
 }
 
@@ -298,6 +336,7 @@ pub(crate) unsafe fn push_to_list(
                 } else if word.has(ARMED) {
                     Pushed::Notify
                 } else {
+                    emptied_in_mailbox(span, new);
                     Pushed::Done
                 };
             }
@@ -325,6 +364,11 @@ fn finish_push(pushed: Pushed, frame: Frame, span: &Span) {
 /// notification that a remote free into the armed span started. The owner
 /// cannot exit meanwhile: retiring a span waits for NOTIFYING, which this
 /// thread set, to clear.
+///
+/// If every slot out of the span is back when the notification ends (this
+/// free was the last, or others came meanwhile, which left the note to
+/// this thread: see `emptied_in_mailbox`), the span is in the mailbox
+/// emptied, and this notes a sweep's work.
 #[cold]
 pub(crate) fn notify_owner(frame: Frame, span: &Span) {
     let owner = span.owner_acquire().heap();
@@ -334,7 +378,30 @@ pub(crate) fn notify_owner(frame: Frame, span: &Span) {
     mailbox.push(frame, &span.mail_next);
     window();
     // Release: the mailbox push happens before the owner may go away.
-    span.remote.fetch_and(!NOTIFYING, Ordering::Release);
+    // Acquire: the pushes made while this notified are visible.
+    let word = RemoteWord(span.remote.fetch_and(!NOTIFYING, Ordering::AcqRel));
+    // `used` is read after the word, not before: NOTIFYING does not stop
+    // the owner from changing it (its own free into the span moves it to
+    // the avail queue, a refill takes the slots back and parks it full
+    // again), so an earlier read could miss the count a refill stored and
+    // compare it with frees of the slots that refill handed out. Read now:
+    // - If the span is on the full queue with every slot on the list, the
+    //   read returns the slot count. The owner stored it before it handed
+    //   out the slots of the refill that filled the span; each freer got
+    //   its slot through a hand-over (a channel, a join) that followed, and
+    //   the pushes, the owner's takes and this `fetch_and` are
+    //   read-modify-writes of one word, the pushes' releases acquired by
+    //   this one, so it comes after every push it counts and every
+    //   hand-over before them. A later store is the owner's drain or its
+    //   free into the span, which takes the span off the full queue.
+    // - Otherwise a note may be made for nothing: the count matched a
+    //   `used` the owner changed since (the span is then its to take, and
+    //   pushes from then on find NOTIFYING clear and note for themselves),
+    //   or a sweep released the span and a new owner reused the frame.
+    //   A note too many costs a sweep that finds nothing.
+    if word.count() == span.used() {
+        pool::note_emptied_in_mailbox();
+    }
 }
 
 /// What the owner asks of [`take`] besides taking the list.
@@ -395,7 +462,14 @@ pub(crate) fn take(span: &Span, how: Take) -> (u32, u32) {
 }
 
 /// Arms a span the owner is moving to its full queue. False when frees are
-/// already waiting on the remote list: the span is not full after all.
+/// already waiting on the remote list: the span is not full after all. A
+/// span already armed, or still in the mailbox (a notification came before
+/// the owner took back its slots and filled it again), is left as it is:
+/// the owner's next drain finds the latter, and re-arms it if nothing was
+/// freed. Release: the free that takes ARMED sees what the owner wrote
+/// before. The notes' reads of `used` do not rest on it (a span parked
+/// while in the mailbox is not written here, and `take`'s re-arm is an
+/// acquire only): see `emptied_in_mailbox`.
 pub(crate) fn arm(span: &Span) -> bool {
     let mut word = load(span, Ordering::Relaxed);
     loop {
@@ -410,7 +484,7 @@ pub(crate) fn arm(span: &Span) -> bool {
             span,
             word,
             word.with(ARMED),
-            Ordering::Relaxed,
+            Ordering::Release,
             Ordering::Relaxed,
         ) {
             Ok(_) => return true,
@@ -560,6 +634,44 @@ unsafe fn merge(frame: Frame, span: &Span, head: u32, n: u32) {
         unsafe { span.is_valid(sl, frame_base(frame)) },
         "span counts after a drain"
     );
+}
+
+// ---- a sweep takes an emptied span ----
+
+/// For a sweep, holding the lock of the span's owner heap, which parked
+/// the span full (so `used` counts its slots, and nobody changes it while
+/// the lock is held): a span it took out of the owner's mailbox. If every
+/// slot out of the span is on its remote list, takes the list (and clears
+/// IN_MAILBOX) and returns true: the span is empty, off the mailbox, with
+/// no notifier, and nobody will push to it again (a push needs a slot
+/// out), so the sweep may release it. False otherwise, having changed
+/// nothing: the sweep puts the span back in the mailbox.
+///
+/// A span whose notifier is still at work (NOTIFYING: it has put the span
+/// in the mailbox and not yet said so) is left too, rather than waited
+/// for with the owner's lock held: the notifier looks at the count when
+/// it is done, and notes the span for the next sweep if it is emptied
+/// (`notify_owner`). No notification can start meanwhile: only an armed
+/// span notifies, a span in the mailbox is not armed, and only its owner
+/// arms it again, under the lock the sweep holds.
+pub(crate) fn take_emptied(span: &Span, used: u32) -> bool {
+    let mut word = load(span, Ordering::Acquire);
+    loop {
+        if !word.has(IN_MAILBOX) || word.has(ARMED | ABANDONED) {
+            fatal("batch-alloc: a span in a mailbox that is not marked so");
+        }
+        if used == 0 || word.count() != used || word.has(NOTIFYING) {
+            return false;
+        }
+        window();
+        // Acquire: the freers' writes to the slots happen before the frame
+        // is reused.
+        let new = word.taken().without(IN_MAILBOX);
+        match compare_exchange_weak(span, word, new, Ordering::Acquire, Ordering::Acquire) {
+            Ok(_) => return true,
+            Err(seen) => word = seen,
+        }
+    }
 }
 
 // ---- the owner's exit ----

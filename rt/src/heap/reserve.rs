@@ -7,16 +7,14 @@ use crate::base::fatal::{check, fatal};
 use crate::base::frame::Frame;
 use crate::base::sync::Ordering;
 use crate::heap::outbox;
-use crate::heap::queues::{drain_mailbox, move_to, push_front};
+use crate::heap::queues::{drain_mailbox, park, push_front};
 use crate::heap::remote;
 use crate::memory::cursor::Reservation;
 use crate::memory::link::{self, read_link};
 use crate::memory::pool;
 use crate::memory::record::count_reserve;
 use crate::memory::region::{self, frame_base};
-use crate::memory::types::{
-    HeapLocal, OwnedHeap, Span, SpanLocal, Tally, NIL, QUEUE_AVAIL, QUEUE_FULL,
-};
+use crate::memory::types::{HeapLocal, OwnedHeap, Span, SpanLocal, Tally, NIL};
 
 /// The allocation-policy study's switch (docs/policy.md): take exactly what
 /// a refill asks for, never the rest of the span. Compiled only with the
@@ -138,12 +136,12 @@ fn reserve_slow(heap: OwnedHeap, class: u8, want: u32, tally: Tally) -> Option<R
         let sl = unsafe { span.local() };
         if let Some(reservation) = take_slots(frame, span, sl, want) {
             if sl.exhausted() {
-                park_full(local, frame, span);
+                park_full(heap, local, frame, span);
             }
             count_reserve(heap, reservation.len, tally);
             return Some(reservation);
         }
-        park_full(local, frame, span);
+        park_full(heap, local, frame, span);
     }
 }
 
@@ -230,13 +228,15 @@ fn listed_slots(sl: &SpanLocal, span: &Span) -> u32 {
 
 /// Moves a span with nothing left to reserve onto the full queue, armed so
 /// that a remote free brings it back. If frees are already waiting it stays
-/// on the avail queue, where the next look collects them.
+/// on the avail queue, where the next look collects them. Under the
+/// heap's lock, which a sweep of the full queue may hold.
 #[inline(always)]
-fn park_full(local: &mut HeapLocal, frame: Frame, span: &Span) {
+fn park_full(heap: OwnedHeap, local: &mut HeapLocal, frame: Frame, span: &Span) {
+    let mut full = heap.lock_full();
     if remote::arm(span) {
-        // SAFETY: this thread owns the span; the caller's local reference to
-        // it is no longer used.
-        unsafe { move_to(local, frame, QUEUE_FULL) };
+        // SAFETY: this thread owns the span, on its avail queue; the
+        // caller's local reference to it is no longer used.
+        unsafe { park(local, &mut full, frame) };
     }
 }
 
@@ -249,7 +249,7 @@ fn new_span(heap: OwnedHeap, local: &mut HeapLocal, class: u8) -> Option<Frame> 
     // SAFETY: a frame just taken from the region is held by this thread alone.
     unsafe { span.assign(owner, class, shape.size, shape.slots, link::new_key()) };
     // SAFETY: this thread owns the new span, which is on no queue.
-    unsafe { push_front(local, frame, QUEUE_AVAIL) };
+    unsafe { push_front(local, frame) };
     region::note_assigned(shape.span_bytes());
     Some(frame)
 }

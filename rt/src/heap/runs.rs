@@ -18,9 +18,9 @@ use crate::base::class::{self, class_for};
 use crate::base::config::{FIRST_REFILL, MAX_SMALL_SIZE};
 use crate::base::sync::Ordering;
 use crate::heap::reserve::reserve;
+use crate::heap::sweep;
 use crate::heap::this_thread::ScopeState;
 use crate::memory::link::{self, read_link};
-use crate::memory::pool;
 use crate::memory::region::{self, frame_base};
 use crate::memory::types::{
     class_index, Counters, HeapRecord, OwnedHeap, Run, Tally, CLASS_BY_WORDS,
@@ -154,11 +154,11 @@ fn refill(heap: OwnedHeap, run: &Run, class: u8, tally: Tally) -> bool {
         .store(want.saturating_mul(2).min(span_slots), Ordering::Relaxed);
     run.cursor
         .install(frame_base(reservation.frame), &reservation);
-    // A refill is one of the events the decay of empty memory waits for
-    // (`pool.rs`): a program that allocates only from its runs after a
-    // burst gets the burst's memory back. Last, where it keeps no register
-    // busy.
-    pool::decay_if_due();
+    // A refill is one of the events the decay of empty memory and sweeps
+    // wait for (`pool.rs`, `sweep.rs`): a program that allocates only from
+    // its runs after a burst gets the burst's memory back. Last, where it
+    // keeps no register busy.
+    sweep::at_event();
     true
 }
 

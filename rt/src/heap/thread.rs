@@ -34,6 +34,7 @@ use crate::base::sync::{nothing_around_fork, window, CallOnce, Ordering};
 use crate::heap::outbox;
 use crate::heap::queues::{drain_mailbox, give_back_runs, release_empty_spans};
 use crate::heap::remote;
+use crate::heap::sweep;
 use crate::heap::this_thread::{
     current, current_owned, has_retired, mark_retired, scope_state, set_current, set_scope_state,
     ScopeState,
@@ -114,14 +115,21 @@ fn init_current() -> Option<OwnedHeap> {
 /// unused, a freed large block's frames once they have waited 100 ms,
 /// each at the runtime's next refill (of a scope's run or a [`Batch`]),
 /// large block made or freed, or frame given back; a thread's runs and
-/// spans when it exits. A program that goes idle makes none of these
-/// events: `trim` is for a long-lived thread about to go idle after a
-/// burst. Other threads' runs and spans stay theirs. Inside a scope
-/// it leaves the thread's runs alone, and gives back the rest.
+/// spans when it exits; the spans this thread's frees emptied in another
+/// thread's heap when that thread refills, or, if it has gone idle, at a
+/// sweep 100 ms into the events. A program that goes idle makes none of
+/// these events: `trim` is for a long-lived thread about to go idle after
+/// a burst. It also sweeps: the spans of every other thread that frees
+/// emptied go to the pool and back to the OS with the rest (but for a
+/// thread inside the runtime at that moment, which takes its own at its
+/// next refill); their runs and the rest of their spans stay theirs.
+/// Inside a scope it leaves the thread's runs alone, and gives back the
+/// rest.
 ///
 /// [`Batch`]: crate::Batch
 pub fn trim() {
     trim_current();
+    sweep::sweep_now();
     pool::decommit_cached();
 }
 
@@ -202,21 +210,29 @@ fn retire_current() {
     // SAFETY: as above.
     let local = unsafe { record.local() };
     drain_mailbox(record, local);
+    // From here to the mailbox's last take, no sweep looks at the spans:
+    // those that remote frees put in the mailbox meanwhile are abandoned
+    // while still linked in it.
+    let mut full = record.lock_full();
     for class in 0..NUM_CLASSES {
-        let queues = local.queues[class];
-        for first in [queues.avail, queues.full] {
+        let avail = local.queues[class].avail;
+        let parked = *full.head(class as u8);
+        for first in [avail, parked] {
             let mut next = first;
             while let Some(frame) = Frame::from_link(next) {
                 let span = region::span(frame);
-                // SAFETY: the span belongs to this heap.
+                // SAFETY: the span belongs to this heap, and the lock is
+                // held for those on the full queue.
                 next = unsafe { span.local().next };
                 retire_span(frame, span);
             }
         }
         local.queues[class] = ClassQueues::default();
+        *full.head(class as u8) = 0;
     }
     // Spans that were in the mailbox are on the queues too, and now retired.
     let _ = record.mailbox.take_all();
+    drop(full);
     // The counters stay: the record's next owner keeps adding to them, so a
     // `stats()` running meanwhile neither misses nor double-counts them.
     set_current(NO_HEAP);
@@ -224,8 +240,20 @@ fn retire_current() {
 }
 
 /// Leaves a span consistent for a world without its owner: released if
-/// nothing is out, otherwise abandoned to the frees still to come.
+/// nothing is out, otherwise abandoned to the frees still to come. The
+/// heap's lock is held.
 fn retire_span(frame: Frame, span: &Span) {
+    if abandon_span(frame, span) {
+        // SAFETY: every slot is free, the span is on no queue, and nobody
+        // notifies a disarmed span.
+        unsafe { pool::release_frame(frame) };
+    }
+}
+
+/// [`retire_span`]'s steps on the span but its release: disarms it, takes
+/// it off its queue and its owner, and abandons it. True if no slot is
+/// out, so the caller releases it. (The loom models run it.)
+pub(crate) fn abandon_span(frame: Frame, span: &Span) -> bool {
     check!(
         // SAFETY: the span belongs to this exiting heap, which holds no
         // reference to its state; its free list's links are visible to it.
@@ -242,11 +270,7 @@ fn retire_span(frame: Frame, span: &Span) {
     }
     span.set_owner(OwnerWord::NONE);
     window();
-    if remote::abandon(span, span.used()) {
-        // SAFETY: every slot is free, the span is on no queue, and nobody
-        // notifies a disarmed span.
-        unsafe { pool::release_frame(frame) };
-    }
+    remote::abandon(span, span.used())
 }
 
 // ---- fork ----

@@ -86,10 +86,6 @@ pub(crate) fn is_large(at: Located) -> bool {
 /// took back (`pool.rs`).
 pub(crate) fn alloc(size: usize, zeroed: bool) -> Option<NonNull<u8>> {
     let frames = frames_for(size)?;
-    // A large block is one of the events the decay of empty memory waits
-    // for (`pool.rs`): a program that dropped a structure of small objects
-    // and now makes only large blocks gives no frame back to run it.
-    pool::decay_if_due();
     let (first, zero) = match pool::take_extent(frames) {
         Some(taken) => taken,
         // Past the high-water mark: committed memory no one has written.

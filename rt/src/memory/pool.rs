@@ -38,6 +38,7 @@ use core::sync::atomic::{AtomicU32, AtomicUsize};
 use crate::base::class;
 use crate::base::config::{
     EXTENT_DECAY_MILLIS, FRAME_DECAY_MILLIS, FRAME_SHIFT, FRAME_SIZE, POOL_RESIDENT_FRAMES,
+    SWEEP_DELAY_MILLIS,
 };
 use crate::base::fatal::fatal;
 use crate::base::frame::Frame;
@@ -68,10 +69,29 @@ static LAST_WALK: AtomicU32 = AtomicU32::new(0);
 /// the frames due within the next [`WALK_AHEAD_MILLIS`], so that walks come
 /// at least that far apart.
 static FRAMES_DUE: AtomicU32 = AtomicU32::new(0);
-/// Frames of free extents whose memory is resident, and when the first of
-/// them is due: kept with the table, under its lock, read without it.
-static RESIDENT_EXTENT_FRAMES: AtomicUsize = AtomicUsize::new(0);
+/// Frames of free extents whose memory is resident (kept with the table,
+/// under its lock, read without it), and in the top bit, [`MAIL`], whether
+/// other threads' frees may have emptied spans that wait in an owner's
+/// mailbox for a sweep (`heap/sweep.rs`). One word, so that an event with
+/// nothing to do reads two, this and [`DECAYING_LEN`]. (loom's in the
+/// models, which check the note's orderings against the pushes.)
+#[cfg(not(loom))]
+static EXTENTS_AND_MAIL: AtomicUsize = AtomicUsize::new(0);
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref EXTENTS_AND_MAIL: loom::sync::atomic::AtomicUsize =
+        loom::sync::atomic::AtomicUsize::new(0);
+}
+/// The bit of [`EXTENTS_AND_MAIL`] that says a sweep may find emptied
+/// spans: set by [`note_emptied_in_mailbox`], cleared by the sweep that
+/// [`take_mail_note`]s it.
+const MAIL: usize = 1 << (usize::BITS - 1);
+/// When the first of the free extents is due (kept with the table).
 static EXTENTS_DUE: AtomicU32 = AtomicU32::new(0);
+/// When an event first found [`MAIL`] set since the last sweep, in the
+/// clock's milliseconds, or 0 for not yet: the sweep is due
+/// [`SWEEP_DELAY_MILLIS`] later.
+static MAIL_SINCE: AtomicU32 = AtomicU32::new(0);
 
 /// How far ahead of its delay a walk takes a waiting frame: walks over the
 /// waiting frames come at least this far apart, and a frame goes back
@@ -160,14 +180,16 @@ pub(crate) unsafe fn pool_empty_frame(frame: Frame) {
 /// Lets frames and extents that waited long enough decay: the runtime's
 /// events call it (a frame given back, a large block made or freed, a
 /// run's refill). Two loads when nothing waits; a clock read when
-/// something does.
+/// something does. True when a sweep is due: spans other threads emptied
+/// may wait in an owner's mailbox, and have for [`SWEEP_DELAY_MILLIS`]
+/// since an event first saw it; the events of the heap's layer then
+/// sweep (`heap/sweep.rs`), the others leave it to them.
 #[inline]
-pub(crate) fn decay_if_due() {
-    if DECAYING_LEN.load(Ordering::Relaxed) != 0
-        || RESIDENT_EXTENT_FRAMES.load(Ordering::Relaxed) != 0
-    {
-        decay(now());
+pub(crate) fn decay_if_due() -> bool {
+    if DECAYING_LEN.load(Ordering::Relaxed) != 0 || EXTENTS_AND_MAIL.load(Ordering::Relaxed) != 0 {
+        return decay(now());
     }
+    false
 }
 
 /// An empty frame: resident ones first, the most recently pooled first.
@@ -186,10 +208,11 @@ fn pop_empty_frame() -> Option<Frame> {
 
 /// Gives back the memory of the frames and extents that are due at `now`.
 /// One thread walks the frames at a time: one that finds another walking
-/// leaves the frames to it.
+/// leaves the frames to it. True when a sweep is due (see
+/// [`decay_if_due`]).
 #[cold]
 #[inline(never)]
-fn decay(now: u32) {
+fn decay(now: u32) -> bool {
     if frames_due(now) && locks::DECAY.try_lock() {
         // Checked again: a walk may have ended just before.
         if frames_due(now) {
@@ -197,11 +220,50 @@ fn decay(now: u32) {
         }
         locks::DECAY.unlock();
     }
-    if RESIDENT_EXTENT_FRAMES.load(Ordering::Relaxed) != 0
-        && reached(now, EXTENTS_DUE.load(Ordering::Relaxed))
-    {
+    let waiting = EXTENTS_AND_MAIL.load(Ordering::Relaxed);
+    if waiting & !MAIL != 0 && reached(now, EXTENTS_DUE.load(Ordering::Relaxed)) {
         with_extents(|table| decay_extents(table, now, false));
     }
+    waiting & MAIL != 0 && sweep_due(now)
+}
+
+// ---- the sweeps' clock ----
+
+/// Notes that a free may have emptied a span that waits in its owner's
+/// mailbox: a sweep on another thread may take it, once the delay has
+/// passed (`heap/sweep.rs`). From the thread whose push or notification
+/// left the span both in the mailbox and with every slot back. AcqRel:
+/// the sweep that takes the note ([`take_mail_note`]) sees that push.
+#[cold]
+#[inline(never)]
+pub(crate) fn note_emptied_in_mailbox() {
+    EXTENTS_AND_MAIL.fetch_or(MAIL, Ordering::AcqRel);
+}
+
+/// Whether the sweep a note asks for is due at `now`: the first event to
+/// see the note starts the delay, and the first one past it sweeps.
+fn sweep_due(now: u32) -> bool {
+    let since = MAIL_SINCE.load(Ordering::Relaxed);
+    if since == 0 {
+        // 0 means "not yet": the clock's own 0 counts as 1.
+        let _ = MAIL_SINCE.compare_exchange(0, now.max(1), Ordering::Relaxed, Ordering::Relaxed);
+        return false;
+    }
+    reached(now, since.wrapping_add(SWEEP_DELAY_MILLIS))
+}
+
+/// Whether a note waits for a sweep, for the models.
+#[cfg(loom)]
+pub(crate) fn mail_noted() -> bool {
+    EXTENTS_AND_MAIL.load(Ordering::Acquire) & MAIL != 0
+}
+
+/// Takes the note, for a sweep about to look at every mailbox: a free
+/// that empties a span after this notes again. AcqRel: the pushes noted
+/// so far are visible to the sweep.
+pub(crate) fn take_mail_note() {
+    EXTENTS_AND_MAIL.fetch_and(!MAIL, Ordering::AcqRel);
+    MAIL_SINCE.store(0, Ordering::Relaxed);
 }
 
 /// Whether a walk of the waiting frames is due: some wait, and the first
@@ -318,7 +380,7 @@ pub(crate) fn decommit_cached() {
 /// Bytes of empty frames kept resident for reuse, free extents included.
 pub(crate) fn cached_bytes() -> usize {
     let frames = POOL_LEN.load(Ordering::Relaxed) + DECAYING_LEN.load(Ordering::Relaxed);
-    let extents = with_extents(|_| RESIDENT_EXTENT_FRAMES.load(Ordering::Relaxed));
+    let extents = with_extents(|_| EXTENTS_AND_MAIL.load(Ordering::Relaxed) & !MAIL);
     (frames + extents) * FRAME_SIZE
 }
 
@@ -369,7 +431,10 @@ fn with_extents<R>(f: impl FnOnce(&mut [FreeExtent; FREE_EXTENTS]) -> R) -> R {
             first_due = Some(due);
         }
     }
-    RESIDENT_EXTENT_FRAMES.store(resident, Ordering::Relaxed);
+    // Only the lock's holder changes the low bits, so one addition moves
+    // them from what they were to `resident`, keeping [`MAIL`].
+    let was = EXTENTS_AND_MAIL.load(Ordering::Relaxed) & !MAIL;
+    EXTENTS_AND_MAIL.fetch_add(resident.wrapping_sub(was), Ordering::Relaxed);
     EXTENTS_DUE.store(first_due.unwrap_or(0), Ordering::Relaxed);
     locks::EXTENTS.unlock();
     result

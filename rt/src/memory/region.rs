@@ -130,6 +130,10 @@ pub(crate) fn locate(p: *const u8) -> Option<Located> {
 
 #[inline(always)]
 fn span_in(frames_base: *mut u8, frame: usize) -> &'static Span {
+    #[cfg(loom)]
+    if let Some(span) = model::span(frame) {
+        return span;
+    }
     let spans = frames_base.wrapping_sub(META_BYTES).cast::<Span>();
     // SAFETY: only frames below the committed mark are ever named (they come
     // from `acquire_frame` or from a pointer inside the region, which only
@@ -149,10 +153,71 @@ pub(crate) fn span(frame: Frame) -> &'static Span {
 /// pointer only covers its slot).
 #[inline(always)]
 pub(crate) fn frame_base(frame: Frame) -> *mut u8 {
+    #[cfg(loom)]
+    if let Some(base) = model::frame_base(frame.as_usize()) {
+        return base;
+    }
     FRAMES_BASE
         .ptr
         .load(Ordering::Relaxed)
         .wrapping_add(frame.as_usize() << FRAME_SHIFT)
+}
+
+/// The loom models' region (`loom_model.rs`): one frame, its span and its
+/// memory the model's own, which [`span`], [`frame_base`] and
+/// [`Located::span`] find on the model's thread while it is installed, so
+/// that the models run the owner's real functions (a refill, a free, a
+/// drain), which find spans and slots through the region. Per thread:
+/// loom runs a model's threads on the thread that runs the model, and the
+/// test harness runs models side by side on threads of their own.
+#[cfg(loom)]
+pub(crate) mod model {
+    use core::cell::Cell;
+    use core::ptr;
+
+    use crate::memory::types::Span;
+
+    std::thread_local! {
+        /// The frame's memory and its span, or nulls for none.
+        static FRAME: Cell<(*mut u8, *const Span)> =
+            const { Cell::new((ptr::null_mut(), ptr::null())) };
+    }
+
+    /// Makes frame 0 the one at `memory` with metadata `span`, on this
+    /// thread, until [`uninstall`].
+    ///
+    /// # Safety
+    /// - `span` and `memory` stay where they are, and alive, until
+    ///   [`uninstall`] is called on this thread.
+    pub(crate) unsafe fn install(memory: *mut u8, span: &Span) {
+        FRAME.with(|frame| frame.set((memory, span)));
+    }
+
+    /// Ends what [`install`] started.
+    pub(crate) fn uninstall() {
+        FRAME.with(|frame| frame.set((ptr::null_mut(), ptr::null())));
+    }
+
+    /// The installed span, if `frame` is the model's.
+    pub(super) fn span(frame: usize) -> Option<&'static Span> {
+        let (_, span) = FRAME.with(Cell::get);
+        if span.is_null() {
+            return None;
+        }
+        assert_eq!(frame, 0, "the models have one frame");
+        // SAFETY: alive and in place while installed (`install`'s contract).
+        Some(unsafe { &*span })
+    }
+
+    /// The installed memory, if `frame` is the model's.
+    pub(super) fn frame_base(frame: usize) -> Option<*mut u8> {
+        let (memory, _) = FRAME.with(Cell::get);
+        if memory.is_null() {
+            return None;
+        }
+        assert_eq!(frame, 0, "the models have one frame");
+        Some(memory)
+    }
 }
 
 /// Maps the region on first use. False if the OS refused (the address

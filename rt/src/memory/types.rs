@@ -25,7 +25,8 @@ use crate::base::class::{class_for, CLASSES, NUM_CLASSES};
 use crate::base::config::MAX_SMALL_SIZE;
 #[cfg(doc)]
 use crate::base::frame::Frame;
-use crate::base::sync::{AtomicPtr, AtomicU32, AtomicU64, IndexStack, Ordering};
+use crate::base::locks;
+use crate::base::sync::{AtomicPtr, AtomicU32, AtomicU64, HeapLock, IndexStack, Ordering};
 use crate::memory::cursor::Cursor;
 
 /// The end of a free list.
@@ -155,9 +156,16 @@ impl Span {
     /// alone is its owner for the moment. Who holds a span is known only at
     /// run time, from its owner word; so the caller states it.
     ///
+    /// A span on its owner's full queue is the one exception to "owner
+    /// thread": its state is under the lock of the owner's heap, which a
+    /// sweep on another thread may hold ([`FullQueues`]), and the owner
+    /// reaches it only while holding that lock too.
+    ///
     /// # Safety
-    /// - The caller is the span's owner thread, or holds the span while it is
-    ///   unowned (pooling or reclaiming it).
+    /// - The caller is the span's owner thread and the span is not on its
+    ///   full queue, or the caller holds the lock of the heap whose full
+    ///   queue holds the span, or holds the span while it is unowned
+    ///   (pooling or reclaiming it).
     /// - No other reference returned by this method for this span is live.
     #[allow(clippy::mut_from_ref)]
     #[inline(always)]
@@ -263,6 +271,12 @@ impl OwnerWord {
     #[inline(always)]
     pub(crate) fn is_none(self) -> bool {
         self.0.is_null()
+    }
+
+    /// Whether the span is on its heap's full queue.
+    #[inline(always)]
+    pub(crate) fn on_full_queue(self) -> bool {
+        self.0.addr() & ON_FULL_QUEUE != 0
     }
 }
 
@@ -388,12 +402,13 @@ impl Counters {
     }
 }
 
-/// The two queues of spans of one class in a heap: intrusive doubly linked
-/// lists through `SpanLocal::{prev, next}`, holding frame links ([`Frame::link`]).
+/// The spans of one class in a heap that have slots to reserve: an
+/// intrusive doubly linked list through `SpanLocal::{prev, next}`, holding
+/// frame links ([`Frame::link`]). (The spans with none are on the class's
+/// full queue, under the heap's lock: [`FullQueues`].)
 #[derive(Clone, Copy, Default)]
 pub(crate) struct ClassQueues {
     pub avail: u32,
-    pub full: u32,
 }
 
 /// A heap's owner-only state.
@@ -403,6 +418,53 @@ pub(crate) struct ClassQueues {
 /// empty span per class; the others go back to the pool as they empty.
 pub(crate) struct HeapLocal {
     pub queues: [ClassQueues; NUM_CLASSES],
+}
+
+/// The heads of a heap's full queues, one per class: the spans with every
+/// slot out, linked as the avail queues are (a frame link, or 0), each
+/// armed or in the mailbox. Reached only through [`FullQueues`], while the
+/// heap's lock is held: by the owner, or by a sweep on another thread
+/// (`heap/sweep.rs`), which takes out the spans other threads emptied.
+/// Invariant: a span on a full queue has `used == slots`, since every
+/// change that gives one of its slots back moves it off the queue, under
+/// the lock.
+pub(crate) struct FullHeads {
+    heads: [u32; NUM_CLASSES],
+}
+
+/// A heap's full queues and the spans on them, reached while holding the
+/// heap's lock ([`HeapRecord::lock_full`], [`HeapRecord::try_lock_full`]),
+/// which dropping this lets go. (Its `Drop` is the sweeps', in
+/// `heap/sweep.rs`: letting go of a lock that a sweep found taken also
+/// makes the note that asks a later sweep to look again.)
+pub(crate) struct FullQueues<'a> {
+    record: &'a HeapRecord,
+}
+
+impl FullQueues<'_> {
+    /// The head of class `class`'s full queue; a class out of the table
+    /// means corrupted metadata, and aborts.
+    #[inline]
+    pub(crate) fn head(&mut self, class: u8) -> &mut u32 {
+        // SAFETY: the heap's lock is held while `self` lives, and `&mut
+        // self` keeps this the only reference.
+        let full = unsafe { &mut *self.record.full.get() };
+        match full.heads.get_mut(class as usize) {
+            Some(head) => head,
+            None => crate::base::fatal::fatal("batch-alloc: corrupted size class"),
+        }
+    }
+
+    /// Lets the heap's lock go: true if a sweep found it taken meanwhile
+    /// (`HeapLock::unlock`). For the guard's `Drop`.
+    ///
+    /// # Safety
+    /// - Called once, as the guard is dropped: nothing reaches the queues
+    ///   through it afterwards.
+    #[inline]
+    pub(crate) unsafe fn let_go(&mut self) -> bool {
+        self.record.full_lock.unlock()
+    }
 }
 
 /// Slots of one span of another heap, freed on this thread and chained
@@ -536,7 +598,11 @@ pub(crate) struct HeapRecord {
     /// Stack of spans that remote frees took off the full queue, linked
     /// through `Span::mail_next`.
     pub mailbox: IndexStack<AtomicU64>,
-    _mailbox_line: [u8; 64 - 8],
+    /// Held while the full queues, the spans on them or the mailbox's
+    /// spans change hands: see [`FullQueues`]. Not taken on the owner's
+    /// fast paths, which touch neither.
+    pub full_lock: HeapLock,
+    _mailbox_line: [u8; 64 - 8 - size_of::<HeapLock>()],
     /// Next record in the registry; set before the record is published.
     pub next: core::sync::atomic::AtomicPtr<HeapRecord>,
     /// Claimed by a live thread.
@@ -555,11 +621,14 @@ pub(crate) struct HeapRecord {
     /// owner only, as [`HeapRecord::outbox`] says.
     outbox: UnsafeCell<[Outgoing; OUTBOX_SPANS]>,
     local: UnsafeCell<HeapLocal>,
+    /// The full queues: [`FullQueues`].
+    full: UnsafeCell<FullHeads>,
 }
 
 // SAFETY: shared fields are atomics; `local` is touched only by the thread
 // that claimed the record (handed over by `in_use`'s release and acquire),
-// through its `OwnedHeap`.
+// through its `OwnedHeap`; `full` only under `full_lock`, through
+// `FullQueues`.
 unsafe impl Sync for HeapRecord {}
 
 /// This thread's own heap: the handle every owner-only operation takes, so
@@ -622,7 +691,8 @@ impl HeapRecord {
     pub(crate) fn new(in_use: bool) -> HeapRecord {
         HeapRecord {
             mailbox: IndexStack::over(AtomicU64::new(0)),
-            _mailbox_line: [0; 56],
+            full_lock: HeapLock::new(locks::HEAP),
+            _mailbox_line: [0; 64 - 8 - size_of::<HeapLock>()],
             next: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
             in_use: core::sync::atomic::AtomicBool::new(in_use),
             counters: Counters::default(),
@@ -633,7 +703,41 @@ impl HeapRecord {
             local: UnsafeCell::new(HeapLocal {
                 queues: [ClassQueues::default(); NUM_CLASSES],
             }),
+            full: UnsafeCell::new(FullHeads {
+                heads: [0; NUM_CLASSES],
+            }),
         }
+    }
+
+    /// The heap's full queues, once its lock is taken: at once, or when a
+    /// sweep that holds it lets it go (a sweep holds it while it walks the
+    /// heap's mailbox).
+    #[inline]
+    pub(crate) fn lock_full(&self) -> FullQueues<'_> {
+        self.full_lock.lock();
+        FullQueues { record: self }
+    }
+
+    /// The heap's full queues, if its lock is free now: for a sweep, which
+    /// leaves a heap whose owner is at work to that owner.
+    #[inline]
+    pub(crate) fn try_lock_full(&self) -> Option<FullQueues<'_>> {
+        // Made only once the lock is taken: a `FullQueues` dropped lets
+        // the lock go, whoever holds it.
+        self.full_lock
+            .try_lock()
+            .then(|| FullQueues { record: self })
+    }
+
+    /// As [`HeapRecord::try_lock_full`], but a lock found taken is marked,
+    /// so that its holder, letting it go, notes a sweep's work: for a
+    /// sweep's last try.
+    #[inline]
+    pub(crate) fn try_lock_full_or_mark(&self) -> Option<FullQueues<'_>> {
+        // Made only once the lock is taken, as in `try_lock_full`.
+        self.full_lock
+            .try_lock_or_mark()
+            .then(|| FullQueues { record: self })
     }
 
     /// The outbox: this heap's chains of other heaps' slots freed on its

@@ -22,6 +22,7 @@ mod batch_refills;
 mod cleanup;
 mod double_free;
 mod hardened;
+mod idle_owner;
 mod outbox;
 mod properties;
 mod protectors;
